@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Builds the real Kubernetes control-plane binaries, etcd and kwok from the Go
+# module proxy into a cache outside the repository, keyed by version, so that
+# envtest, the e2e suite and `make demo` run against the genuine components.
+# Already-built binaries are skipped. Prints the asset directory on stdout's
+# last line.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.37.2}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
+KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+CACHE_ROOT=${MGR_WEBHOOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mgr-webhook}
+ASSETS=${CACHE_ROOT}/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}-kwok-${KWOK_VERSION}
+
+log() { printf '[build-binaries] %s\n' "$*" >&2; }
+
+mkdir -p "$ASSETS"
+staging_minor=v0.${K8S_VERSION#v1.}
+
+# build_from_module <module@version> <package> <binary> [replace-args...]
+build_in_throwaway() {
+  local dir=$1 pkg=$2 bin=$3
+  if [ -x "$ASSETS/$bin" ]; then
+    log "$bin: cached at $ASSETS/$bin"
+    return
+  fi
+  log "$bin: building $pkg (this can take several minutes on a cold cache)"
+  local start=$SECONDS
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$ASSETS/$bin.tmp" "$pkg")
+  mv "$ASSETS/$bin.tmp" "$ASSETS/$bin"
+  log "$bin: built in $((SECONDS - start))s"
+}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+need_k8s=0
+for b in kube-apiserver kube-controller-manager kube-scheduler; do
+  [ -x "$ASSETS/$b" ] || need_k8s=1
+done
+if [ "$need_k8s" = 1 ]; then
+  log "preparing throwaway module for k8s.io/kubernetes@${K8S_VERSION}"
+  mkdir -p "$work/k8s"
+  modfile=$(go mod download -json "k8s.io/kubernetes@${K8S_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')
+  {
+    echo "module local/k8sbuild"
+    echo
+    echo "go 1.26"
+    echo
+    echo "require k8s.io/kubernetes ${K8S_VERSION}"
+    echo
+    echo "replace ("
+    sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\t\1 => \1 '"${staging_minor}"'#p' "$modfile"
+    echo ")"
+  } > "$work/k8s/go.mod"
+  echo 'package main' > "$work/k8s/tools.go"
+  (cd "$work/k8s" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/kube-apiserver@${K8S_VERSION}" \
+      "k8s.io/kubernetes/cmd/kube-controller-manager@${K8S_VERSION}" \
+      "k8s.io/kubernetes/cmd/kube-scheduler@${K8S_VERSION}" >&2)
+  for b in kube-apiserver kube-controller-manager kube-scheduler; do
+    build_in_throwaway "$work/k8s" "k8s.io/kubernetes/cmd/$b" "$b"
+  done
+else
+  log "kube-apiserver, kube-controller-manager, kube-scheduler: cached"
+fi
+
+if [ ! -x "$ASSETS/etcd" ]; then
+  mkdir -p "$work/etcd"
+  (cd "$work/etcd" && printf 'module local/etcdbuild\n\ngo 1.26\n' > go.mod && \
+    GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" >&2)
+  build_in_throwaway "$work/etcd" go.etcd.io/etcd/server/v3 etcd
+else
+  log "etcd: cached"
+fi
+
+if [ ! -x "$ASSETS/kwok" ]; then
+  log "kwok: go install sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
+  GOBIN="$ASSETS" CGO_ENABLED=0 go install "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
+else
+  log "kwok: cached"
+fi
+
+# kwok's stage configs make fake nodes Ready and pods Running/Ready.
+if [ ! -d "$ASSETS/kwok-stages" ]; then
+  kwokdir=$(go mod download -json "sigs.k8s.io/kwok@${KWOK_VERSION}" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
+  mkdir -p "$ASSETS/kwok-stages.tmp"
+  cp "$kwokdir"/kustomize/stage/node/fast/*.yaml "$kwokdir"/kustomize/stage/pod/fast/*.yaml "$ASSETS/kwok-stages.tmp/" 2>/dev/null || \
+    find "$kwokdir/kustomize/stage" -name '*.yaml' ! -name kustomization.yaml -exec cp {} "$ASSETS/kwok-stages.tmp/" \;
+  chmod -R u+w "$ASSETS/kwok-stages.tmp"
+  mv "$ASSETS/kwok-stages.tmp" "$ASSETS/kwok-stages"
+fi
+
+log "assets ready in $ASSETS"
+echo "$ASSETS"

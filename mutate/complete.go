@@ -1,0 +1,321 @@
+package mutate
+
+import (
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ClusterInfo holds what Complete needs to know about the Ceph cluster of the
+// Deployment's namespace. As in Rook, a cluster is named by its namespace.
+type ClusterInfo struct {
+	Namespace string
+	FSID      string
+}
+
+// Section is a part of a Deployment that Complete may change. The webhook
+// patches exactly the sections that changed instead of diffing whole objects.
+type Section uint16
+
+// Sections of a Deployment, each one JSON Patch path.
+const (
+	SectionLabels Section = 1 << iota
+	SectionAnnotations
+	SectionReplicas
+	SectionSelector
+	SectionStrategy
+	SectionTemplateMetadata
+	SectionContainers
+	SectionInitContainers
+	SectionVolumes
+	SectionServiceAccount
+)
+
+// Result is what Complete made of a Deployment.
+type Result struct {
+	// Deployment is the completed copy; the input is never modified.
+	Deployment *appsv1.Deployment
+	// Changed says which sections differ from the input; zero when the input
+	// was already complete.
+	Changed Section
+	// Warnings tell the user about defaults they may not expect.
+	Warnings []string
+}
+
+// MgrID returns the mgr id from the Deployment's labels.
+func MgrID(d *appsv1.Deployment) string { return d.Labels[LabelMgrID] }
+
+// IsMgr reports whether a Deployment is a mgr Deployment this project handles.
+func IsMgr(d *appsv1.Deployment) bool { return d.Labels[LabelApp] == AppName }
+
+// Complete turns a (minimal) mgr Deployment into the full spec of a Rook mgr.
+// Values already present are kept: lists merge by name (containers, env,
+// ports, volumes, mounts) and args by flag, so Complete(Complete(x)) equals
+// Complete(x). It returns errors only when the Deployment cannot be completed
+// at all (no usable mgr id or mgr container); everything else is left to
+// Validate.
+func Complete(in *appsv1.Deployment, info ClusterInfo, p *Policy) (Result, field.ErrorList) {
+	if errs := validateIdentity(in); len(errs) > 0 {
+		return Result{Deployment: in}, errs
+	}
+	c := completer{d: in.DeepCopy(), id: MgrID(in), info: info, p: p}
+	if errs := c.complete(); len(errs) > 0 {
+		return Result{Deployment: in}, errs
+	}
+	return Result{Deployment: c.d, Changed: c.changed, Warnings: c.warnings}, nil
+}
+
+type completer struct {
+	d        *appsv1.Deployment
+	id       string
+	info     ClusterInfo
+	p        *Policy
+	changed  Section
+	warnings []string
+}
+
+func (c *completer) mark(s Section, changed bool) {
+	if changed {
+		c.changed |= s
+	}
+}
+
+func (c *completer) warn(format string, args ...any) {
+	c.warnings = append(c.warnings, fmt.Sprintf(format, args...))
+}
+
+func (c *completer) complete() field.ErrorList {
+	d := c.d
+	labels := c.labels()
+	c.mark(SectionLabels, setMissing(&d.Labels, labels))
+
+	if d.Spec.Replicas == nil {
+		d.Spec.Replicas = ptrTo[int32](1)
+		c.mark(SectionReplicas, true)
+	}
+	if d.Spec.Selector == nil || (len(d.Spec.Selector.MatchLabels) == 0 && len(d.Spec.Selector.MatchExpressions) == 0) {
+		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{
+			LabelApp: AppName, LabelMgrID: c.id, LabelRookCluster: c.info.Namespace,
+		}}
+		c.mark(SectionSelector, true)
+	}
+	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		c.mark(SectionStrategy, true)
+		c.warn("spec.strategy set to Recreate: two pods of mgr %q must never run at once", c.id)
+	}
+	c.mark(SectionTemplateMetadata, setMissing(&d.Spec.Template.Labels, labels))
+
+	spec := &d.Spec.Template.Spec
+	if spec.ServiceAccountName == "" && c.p.ServiceAccountName != "" {
+		spec.ServiceAccountName = c.p.ServiceAccountName
+		c.mark(SectionServiceAccount, true)
+		c.warn("spec.template.spec.serviceAccountName set to %q: that ServiceAccount must exist in namespace %q", c.p.ServiceAccountName, c.info.Namespace)
+	}
+
+	mgr, errs := c.mgrContainer()
+	if len(errs) > 0 {
+		return errs
+	}
+	c.completeMgr(mgr)
+	if *c.p.ServerAddrInitContainers.Enabled {
+		for _, module := range []string{"dashboard", "prometheus"} {
+			c.completeServerAddrInit(module, mgr.Image)
+		}
+	}
+	c.mark(SectionVolumes, mergeVolumes(&spec.Volumes, c.volumes()))
+	c.injectSidecars()
+	return nil
+}
+
+// labels are the labels of every mgr Deployment and Pod (Rook's).
+func (c *completer) labels() map[string]string {
+	return map[string]string{
+		LabelApp:          AppName,
+		LabelMgrID:        c.id,
+		LabelCephDaemonID: c.id,
+		LabelInstance:     c.id,
+		LabelRookCluster:  c.info.Namespace,
+	}
+}
+
+// mgrContainer finds the container named "mgr", adding one with the policy's
+// default image when the Pod has no container at all.
+func (c *completer) mgrContainer() (*corev1.Container, field.ErrorList) {
+	spec := &c.d.Spec.Template.Spec
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == MgrContainerName {
+			return &spec.Containers[i], nil
+		}
+	}
+	fp := field.NewPath("spec", "template", "spec", "containers")
+	if len(spec.Containers) > 0 {
+		return nil, field.ErrorList{field.Required(fp, `no container is named "mgr": name the ceph-mgr container "mgr"`)}
+	}
+	spec.Containers = append(spec.Containers, corev1.Container{Name: MgrContainerName})
+	c.mark(SectionContainers, true)
+	return &spec.Containers[len(spec.Containers)-1], nil
+}
+
+func (c *completer) completeMgr(m *corev1.Container) {
+	changed := false
+	if m.Image == "" {
+		m.Image = c.p.DefaultImage
+		changed = true
+		c.warn("spec.template.spec.containers[mgr].image set to the policy's default %q", m.Image)
+	}
+	if len(m.Command) == 0 {
+		m.Command = []string{"ceph-mgr"}
+		changed = true
+	}
+	changed = mergeArgs(&m.Args, append(c.cephArgs(KeyringMountPath+"keyring"), "--id="+c.id, "--foreground")) || changed
+	changed = mergeEnv(&m.Env, c.env(m.Image, false)) || changed
+	changed = syncEnvValue(m.Env, "CONTAINER_IMAGE", m.Image) || changed
+	changed = mergePorts(&m.Ports, []corev1.ContainerPort{
+		{Name: PortNameMgr, ContainerPort: PortMgr, Protocol: corev1.ProtocolTCP},
+		{Name: PortNameMetrics, ContainerPort: PortMetrics, Protocol: corev1.ProtocolTCP},
+		{Name: PortNameDash, ContainerPort: PortDashboard, Protocol: corev1.ProtocolTCP},
+	}) || changed
+	changed = mergeMounts(&m.VolumeMounts, c.mounts(false)) || changed
+	if m.LivenessProbe == nil && *c.p.LivenessProbe.Enabled {
+		m.LivenessProbe = &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+				Command: []string{"env", "-i", "sh", "-c", "ceph --admin-daemon " + AdminSocketPath(c.id) + " status"},
+			}},
+			InitialDelaySeconds: 10,
+			TimeoutSeconds:      5,
+			PeriodSeconds:       10,
+			FailureThreshold:    3,
+		}
+		changed = true
+	}
+	c.mark(SectionContainers, changed)
+}
+
+// cephArgs are the connection flags the seed passes to every Ceph binary.
+func (c *completer) cephArgs(keyring string) []string {
+	return []string{
+		"--fsid=" + c.info.FSID,
+		"--keyring=" + keyring,
+		"--log-to-stderr=true",
+		"--err-to-stderr=true",
+		"--mon-cluster-log-to-stderr=true",
+		"--log-stderr-prefix=debug ",
+		"--mon-host=$(ROOK_CEPH_MON_HOST)",
+		"--mon-initial-members=$(ROOK_CEPH_MON_INITIAL_MEMBERS)",
+	}
+}
+
+// completeServerAddrInit ensures the init container that points <module> at
+// the Pod IP. Its image follows the mgr's: it must speak the same release.
+func (c *completer) completeServerAddrInit(module, mgrImage string) {
+	name := "init-set-" + module + "-server-addr"
+	spec := &c.d.Spec.Template.Spec
+	var ic *corev1.Container
+	for i := range spec.InitContainers {
+		if spec.InitContainers[i].Name == name {
+			ic = &spec.InitContainers[i]
+		}
+	}
+	changed := false
+	if ic == nil {
+		spec.InitContainers = append(spec.InitContainers, corev1.Container{Name: name})
+		ic = &spec.InitContainers[len(spec.InitContainers)-1]
+		changed = true
+	}
+	if ic.Image != mgrImage {
+		ic.Image = mgrImage
+		changed = true
+	}
+	if len(ic.Command) == 0 {
+		ic.Command = []string{"ceph"}
+		changed = true
+	}
+	args := c.cephArgs(AdminKeyringMountPath + "keyring")
+	// An unreachable mon must fail the init container, not hang it (rook#3049).
+	args = append(args, "--connect-timeout="+strconv.Itoa(int(c.p.ServerAddrInitContainers.ConnectTimeoutSeconds)))
+	// From Nautilus on, module options are unknown to the mons until the module
+	// has loaded once; --force sets them anyway (rook#3030). Mimic lacks --force.
+	if imageCephMajor(mgrImage) >= 14 {
+		args = append(args, "--force")
+	}
+	if len(ic.Args) == 0 {
+		// Flags first, then the command: mergeArgs keeps that order stable.
+		args = append(args, "config", "set", "mgr."+c.id, "mgr/"+module+"/"+c.id+"/server_addr", "$(ROOK_POD_IP)", "--verbose")
+	}
+	changed = mergeArgs(&ic.Args, args) || changed
+	changed = mergeEnv(&ic.Env, c.env(mgrImage, true)) || changed
+	changed = syncEnvValue(ic.Env, "CONTAINER_IMAGE", mgrImage) || changed
+	changed = mergeMounts(&ic.VolumeMounts, c.mounts(true)) || changed
+	c.mark(SectionInitContainers, changed)
+}
+
+// env is the seed's environment of the mgr (and, with podIP, its init containers).
+func (c *completer) env(image string, podIP bool) []corev1.EnvVar {
+	fieldRef := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}}
+	}
+	res := func(name, res string, divisor resource.Quantity) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: res, Divisor: divisor}}}
+	}
+	secret := func(name, key string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigSecretName}, Key: key}}}
+	}
+	env := []corev1.EnvVar{
+		{Name: "CONTAINER_IMAGE", Value: image},
+		fieldRef("POD_NAME", "metadata.name"),
+		fieldRef("POD_NAMESPACE", "metadata.namespace"),
+		fieldRef("NODE_NAME", "spec.nodeName"),
+		res("POD_MEMORY_LIMIT", "limits.memory", resource.Quantity{}),
+		res("POD_MEMORY_REQUEST", "requests.memory", resource.Quantity{}),
+		res("POD_CPU_LIMIT", "limits.cpu", resource.MustParse("1")),
+		res("POD_CPU_REQUEST", "requests.cpu", resource.Quantity{}),
+		secret("ROOK_CEPH_MON_HOST", ConfigSecretMonHostKey),
+		secret("ROOK_CEPH_MON_INITIAL_MEMBERS", ConfigSecretMembersKey),
+	}
+	if podIP {
+		env = append(env, fieldRef("ROOK_POD_IP", "status.podIP"))
+	}
+	return append(env,
+		corev1.EnvVar{Name: "ROOK_OPERATOR_NAMESPACE", Value: c.p.Rook.OperatorNamespace},
+		corev1.EnvVar{Name: "ROOK_CEPH_CLUSTER_CRD_VERSION", Value: c.p.Rook.ClusterCRDVersion},
+		corev1.EnvVar{Name: "ROOK_VERSION", Value: c.p.Rook.Version},
+		corev1.EnvVar{Name: "ROOK_CEPH_CLUSTER_CRD_NAME", Value: c.info.Namespace},
+	)
+}
+
+func (c *completer) mounts(admin bool) []corev1.VolumeMount {
+	m := []corev1.VolumeMount{
+		{Name: ConfigVolumeName, MountPath: ConfigMountPath, ReadOnly: true},
+		{Name: KeyringSecretName(c.id), MountPath: KeyringMountPath, ReadOnly: true},
+		{Name: LogVolumeName, MountPath: LogMountPath},
+		{Name: DataVolumeName, MountPath: DataMountPath(c.id)},
+	}
+	if admin {
+		m = append(m, corev1.VolumeMount{Name: AdminKeyringVolumeName, MountPath: AdminKeyringMountPath, ReadOnly: true})
+	}
+	return m
+}
+
+func (c *completer) volumes() []corev1.Volume {
+	v := []corev1.Volume{
+		{Name: ConfigVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName},
+			Items:                []corev1.KeyToPath{{Key: ConfigMapConfKey, Path: ConfigMapConfKey, Mode: ptrTo[int32](0o400)}},
+		}}},
+		{Name: KeyringSecretName(c.id), VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: KeyringSecretName(c.id)}}},
+		{Name: LogVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: LogHostPath(c.p.DataDirHostPath, c.info.Namespace), Type: ptrTo(corev1.HostPathUnset)}}},
+		{Name: DataVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	if *c.p.ServerAddrInitContainers.Enabled {
+		v = append(v, corev1.Volume{Name: AdminKeyringVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: AdminKeyringSecretName}}})
+	}
+	return v
+}

@@ -1,0 +1,180 @@
+package mutate
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+// PolicyAPIVersion and PolicyKind identify a policy file.
+const (
+	PolicyAPIVersion = "mgr.ceph.rook.io/v1alpha1"
+	PolicyKind       = "Policy"
+)
+
+// Policy holds the site's operator values and rules for mgr Deployments.
+// It is read from a versioned YAML file; every field has a default.
+type Policy struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// DefaultImage is used when the Deployment names no image.
+	DefaultImage string `json:"defaultImage,omitempty"`
+	// Images restricts which Ceph images a mgr may run.
+	Images ImagePolicy `json:"images,omitempty"`
+	// DataDirHostPath is Rook's dataDirHostPath; logs go to <it>/<namespace>/log
+	// and no other hostPath is admitted.
+	DataDirHostPath string `json:"dataDirHostPath,omitempty"`
+	// ServiceAccountName for the mgr Pod; empty leaves it unset.
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// Rook holds the operator values exported to the mgr as ROOK_* env.
+	Rook RookValues `json:"rook,omitempty"`
+	// ServerAddrInitContainers controls the two init containers that point the
+	// dashboard and prometheus modules at the Pod IP.
+	ServerAddrInitContainers ServerAddrInitContainers `json:"serverAddrInitContainers,omitempty"`
+	// LivenessProbe controls the admin-socket liveness probe added to the mgr.
+	LivenessProbe LivenessProbe `json:"livenessProbe,omitempty"`
+	// AllowPrivileged admits privileged containers.
+	AllowPrivileged bool `json:"allowPrivileged,omitempty"`
+	// AllowHostNetwork admits hostNetwork: true.
+	AllowHostNetwork bool `json:"allowHostNetwork,omitempty"`
+	// Modules are the mgr modules the bootstrap controller enables.
+	Modules []string `json:"modules,omitempty"`
+	// Sidecars are containers a Deployment may ask for by name with the
+	// mgr.ceph.rook.io/inject-sidecars annotation.
+	Sidecars map[string]corev1.Container `json:"sidecars,omitempty"`
+}
+
+// ImagePolicy restricts the Ceph images a mgr may run.
+type ImagePolicy struct {
+	// AllowedRepositories are fully qualified repositories (registry/path).
+	AllowedRepositories []string `json:"allowedRepositories,omitempty"`
+	// MinimumCephVersion is the oldest Ceph release admitted, e.g. "13.0.0".
+	MinimumCephVersion string `json:"minimumCephVersion,omitempty"`
+	// AllowLatest admits the "latest" tag (whose release cannot be checked).
+	AllowLatest bool `json:"allowLatest,omitempty"`
+}
+
+// RookValues are the operator's values that the seed's mgr receives as env.
+type RookValues struct {
+	OperatorNamespace string `json:"operatorNamespace,omitempty"`
+	Version           string `json:"version,omitempty"`
+	ClusterCRDVersion string `json:"clusterCRDVersion,omitempty"`
+}
+
+// ServerAddrInitContainers controls the init containers that run
+// `ceph config set mgr.<id> mgr/<module>/<id>/server_addr $(ROOK_POD_IP)`.
+type ServerAddrInitContainers struct {
+	// Enabled defaults to true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// ConnectTimeoutSeconds bounds the mon connection, so an unreachable mon
+	// fails the init container instead of hanging it forever (rook#3049).
+	ConnectTimeoutSeconds int32 `json:"connectTimeoutSeconds,omitempty"`
+}
+
+// LivenessProbe controls the liveness probe added when the user wrote none.
+// It asks the mgr's admin socket, never the prometheus port: an HTTP probe on
+// 9283 killed healthy mgrs whenever the prometheus module failed (rook#3370).
+type LivenessProbe struct {
+	// Enabled defaults to true.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// DefaultPolicy returns the policy used when no file is given: the official
+// Ceph images from Mimic (v13, the seed's release) on, and the seed's values.
+func DefaultPolicy() *Policy {
+	p := &Policy{}
+	p.setDefaults()
+	return p
+}
+
+func (p *Policy) setDefaults() {
+	p.APIVersion, p.Kind = PolicyAPIVersion, PolicyKind
+	if p.DefaultImage == "" {
+		p.DefaultImage = "quay.io/ceph/ceph:v16.2.15"
+	}
+	if p.Images.AllowedRepositories == nil {
+		p.Images.AllowedRepositories = []string{"quay.io/ceph/ceph", "docker.io/ceph/ceph"}
+	}
+	if p.Images.MinimumCephVersion == "" {
+		p.Images.MinimumCephVersion = "13.0.0"
+	}
+	if p.DataDirHostPath == "" {
+		p.DataDirHostPath = "/var/lib/rook"
+	}
+	if p.ServiceAccountName == "" {
+		p.ServiceAccountName = "rook-ceph-mgr"
+	}
+	if p.Rook.OperatorNamespace == "" {
+		p.Rook.OperatorNamespace = "rook-ceph"
+	}
+	if p.Rook.Version == "" {
+		p.Rook.Version = "v1.0.1"
+	}
+	if p.Rook.ClusterCRDVersion == "" {
+		p.Rook.ClusterCRDVersion = "v1"
+	}
+	if p.ServerAddrInitContainers.Enabled == nil {
+		p.ServerAddrInitContainers.Enabled = ptrTo(true)
+	}
+	if p.ServerAddrInitContainers.ConnectTimeoutSeconds == 0 {
+		p.ServerAddrInitContainers.ConnectTimeoutSeconds = 15
+	}
+	if p.LivenessProbe.Enabled == nil {
+		p.LivenessProbe.Enabled = ptrTo(true)
+	}
+	if p.Modules == nil {
+		p.Modules = []string{"orchestrator_cli", "rook", "prometheus", "dashboard"}
+	}
+}
+
+// ParsePolicy decodes a policy file strictly: unknown fields, a wrong
+// apiVersion/kind and invalid values are errors, so a typo fails at start-up
+// instead of silently weakening the policy.
+func ParsePolicy(data []byte) (*Policy, error) {
+	p := &Policy{}
+	if err := yaml.UnmarshalStrict(data, p); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if p.APIVersion != PolicyAPIVersion || p.Kind != PolicyKind {
+		return nil, fmt.Errorf("policy: apiVersion/kind must be %s/%s, got %q/%q", PolicyAPIVersion, PolicyKind, p.APIVersion, p.Kind)
+	}
+	p.setDefaults()
+	if errs := p.validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("policy: %w", errs.ToAggregate())
+	}
+	return p, nil
+}
+
+func (p *Policy) validate() field.ErrorList {
+	var errs field.ErrorList
+	if _, err := parseCephVersion(p.Images.MinimumCephVersion); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("images", "minimumCephVersion"), p.Images.MinimumCephVersion, err.Error()))
+	}
+	if _, err := parseImage(p.DefaultImage); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("defaultImage"), p.DefaultImage, err.Error()))
+	}
+	if len(p.DataDirHostPath) == 0 || p.DataDirHostPath[0] != '/' {
+		errs = append(errs, field.Invalid(field.NewPath("dataDirHostPath"), p.DataDirHostPath, "must be an absolute path"))
+	}
+	if p.ServerAddrInitContainers.ConnectTimeoutSeconds < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("serverAddrInitContainers", "connectTimeoutSeconds"), p.ServerAddrInitContainers.ConnectTimeoutSeconds, "must be positive"))
+	}
+	for name, c := range p.Sidecars {
+		fp := field.NewPath("sidecars").Key(name)
+		if c.Name != "" && c.Name != name {
+			errs = append(errs, field.Invalid(fp.Child("name"), c.Name, "must be empty or equal the sidecar's key"))
+		}
+		if c.Image == "" {
+			errs = append(errs, field.Required(fp.Child("image"), "a sidecar needs an image"))
+		}
+		if name == MgrContainerName {
+			errs = append(errs, field.Invalid(fp, name, "the name of the mgr container cannot be a sidecar"))
+		}
+	}
+	return errs
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,57 @@
+package mutate
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParsePolicy(t *testing.T) {
+	cases := map[string]struct {
+		yaml    string
+		wantErr string
+	}{
+		"empty body gets defaults": {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\n"},
+		"unknown field":            {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nallowPrivilegd: true\n", wantErr: `unknown field "allowPrivilegd"`},
+		"wrong version":            {yaml: "apiVersion: mgr.ceph.rook.io/v2\nkind: Policy\n", wantErr: "apiVersion/kind must be"},
+		"missing version":          {yaml: "allowPrivileged: true\n", wantErr: "apiVersion/kind must be"},
+		"bad minimum":              {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nimages:\n  minimumCephVersion: reef\n", wantErr: "images.minimumCephVersion"},
+		"relative data dir":        {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\ndataDirHostPath: var/lib\n", wantErr: "dataDirHostPath"},
+		"sidecar without image":    {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nsidecars:\n  x: {}\n", wantErr: "sidecars[x].image"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := ParsePolicy([]byte(tc.yaml))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.DefaultImage != DefaultPolicy().DefaultImage || !*p.ServerAddrInitContainers.Enabled {
+					t.Errorf("defaults not applied: %+v", p)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("got error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseCephVersion(t *testing.T) {
+	for tag, want := range map[string]cephVersion{
+		"v13.2.3-20190410": {13, 2, 3},
+		"v16.2.15":         {16, 2, 15},
+		"v17":              {17, 0, 0},
+		"18.2":             {18, 2, 0},
+	} {
+		got, err := parseCephVersion(tag)
+		if err != nil || got != want {
+			t.Errorf("parseCephVersion(%q) = %v, %v; want %v", tag, got, err, want)
+		}
+	}
+	for _, bad := range []string{"latest", "", "v1.2.3.4", "main-devel", "v-1"} {
+		if _, err := parseCephVersion(bad); err == nil {
+			t.Errorf("parseCephVersion(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package mutate
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/yaml"
+)
+
+// SeedDeviations lists, on purpose, where our completion differs from the
+// seed's Pod: the init containers get a mon connect timeout so an unreachable
+// mon fails them instead of hanging them (rook#3049). Everything else of the
+// Pod template must equal the seed field by field.
+var seedDeviations = map[string]string{
+	"--connect-timeout=15": "init containers: bounded mon connection (rook#3049)",
+}
+
+// seedPod reads the seed's reference Pod without what the kubelet, the
+// scheduler and the ServiceAccount admission add at run time.
+func seedPod(t testing.TB) *corev1.Pod {
+	t.Helper()
+	data, err := os.ReadFile("testdata/reference/seed-mgr-a-pod.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{}
+	if err := yaml.UnmarshalStrict(data, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// withoutRuntimeFields strips the service account token volume (added per Pod
+// by the API server) from a Pod spec.
+func withoutRuntimeFields(spec *corev1.PodSpec) {
+	isToken := func(name string) bool { return strings.HasPrefix(name, "rook-ceph-mgr-token-") }
+	spec.Volumes = slices.DeleteFunc(spec.Volumes, func(v corev1.Volume) bool { return isToken(v.Name) })
+	for _, cs := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
+		for i := range cs {
+			cs[i].VolumeMounts = slices.DeleteFunc(cs[i].VolumeMounts, func(m corev1.VolumeMount) bool { return isToken(m.Name) })
+		}
+	}
+}
+
+// TestSeedPodTemplate compares what Complete writes for the seed's mgr "a"
+// with the seed's Pod, field by field, for every field Complete sets (API
+// server defaults are compared by the integration test through a real
+// kube-apiserver).
+func TestSeedPodTemplate(t *testing.T) {
+	f := fixture{name: "seed", input: "testdata/seed.yaml"}
+	data, _ := os.ReadFile("testdata/seed.policy.yaml")
+	p, err := ParsePolicy(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.policy = p
+	_, res := completeFixture(t, f)
+	got := res.Deployment.Spec.Template
+	want := seedPod(t)
+	withoutRuntimeFields(&want.Spec)
+
+	for k, v := range want.Labels {
+		if k == "pod-template-hash" {
+			continue
+		}
+		if got.Labels[k] != v {
+			t.Errorf("template label %s = %q, seed has %q", k, got.Labels[k], v)
+		}
+	}
+	if got.Spec.ServiceAccountName != want.Spec.ServiceAccountName {
+		t.Errorf("serviceAccountName = %q, seed has %q", got.Spec.ServiceAccountName, want.Spec.ServiceAccountName)
+	}
+	compare := func(kind string, got, want []corev1.Container) {
+		if len(got) != len(want) {
+			t.Fatalf("%d %s, seed has %d", len(got), kind, len(want))
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			args := slices.DeleteFunc(slices.Clone(g.Args), func(a string) bool { _, dev := seedDeviations[a]; return dev })
+			for _, c := range []struct {
+				field     string
+				got, want any
+			}{
+				{"name", g.Name, w.Name},
+				{"image", g.Image, w.Image},
+				{"command", g.Command, w.Command},
+				{"args", args, w.Args},
+				{"env", g.Env, w.Env},
+				{"ports", g.Ports, w.Ports},
+				{"volumeMounts", g.VolumeMounts, w.VolumeMounts},
+				{"resources", g.Resources, w.Resources},
+			} {
+				if !equality.Semantic.DeepEqual(c.got, c.want) {
+					t.Errorf("%s[%d] (%s) %s:\n got: %v\nseed: %v", kind, i, w.Name, c.field, c.got, c.want)
+				}
+			}
+		}
+	}
+	compare("containers", got.Spec.Containers, want.Spec.Containers)
+	compare("initContainers", got.Spec.InitContainers, want.Spec.InitContainers)
+
+	// Volumes: the seed shows API-server defaults (defaultMode 420); compare
+	// what we set after filling those in.
+	vols := got.DeepCopy().Spec.Volumes
+	for i := range vols {
+		if s := vols[i].Secret; s != nil && s.DefaultMode == nil {
+			s.DefaultMode = ptrTo[int32](0o644)
+		}
+		if c := vols[i].ConfigMap; c != nil && c.DefaultMode == nil {
+			c.DefaultMode = ptrTo[int32](0o644)
+		}
+	}
+	if !equality.Semantic.DeepEqual(vols, want.Spec.Volumes) {
+		t.Errorf("volumes:\n got: %+v\nseed: %+v", vols, want.Spec.Volumes)
+	}
+}

@@ -1,0 +1,224 @@
+package mutate
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var (
+	labelsPath   = field.NewPath("metadata", "labels")
+	podSpecPath  = field.NewPath("spec", "template", "spec")
+	podLabelPath = field.NewPath("spec", "template", "metadata", "labels")
+)
+
+// validateIdentity checks the mgr id that everything else is named after.
+func validateIdentity(d *appsv1.Deployment) field.ErrorList {
+	fp := labelsPath.Key(LabelMgrID)
+	id, ok := d.Labels[LabelMgrID]
+	if !ok || id == "" {
+		return field.ErrorList{field.Required(fp, `set label "mgr" to the mgr id, a short DNS label such as "a"`)}
+	}
+	if msgs := validation.IsDNS1123Label(id); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(fp, id, "the mgr id must be a DNS label (lower case letters, digits, '-'): "+strings.Join(msgs, "; "))}
+	}
+	return nil
+}
+
+// Validate enforces the policy on a completed mgr Deployment.
+func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList {
+	errs := validateIdentity(d)
+	if len(errs) > 0 {
+		return errs
+	}
+	id := MgrID(d)
+	spec := &d.Spec.Template.Spec
+
+	for _, l := range []string{LabelMgrID, LabelCephDaemonID, LabelInstance} {
+		if v, ok := d.Spec.Template.Labels[l]; ok && v != id {
+			errs = append(errs, field.Invalid(podLabelPath.Key(l), v, fmt.Sprintf("must equal the mgr id %q from metadata.labels[mgr]", id)))
+		}
+	}
+	if v := d.Spec.Template.Labels[LabelRookCluster]; v != "" && v != info.Namespace {
+		errs = append(errs, field.Invalid(podLabelPath.Key(LabelRookCluster), v, fmt.Sprintf("must equal the cluster's namespace %q", info.Namespace)))
+	}
+	if d.Spec.Selector == nil || d.Spec.Selector.MatchLabels[LabelMgrID] != id {
+		var got string
+		if d.Spec.Selector != nil {
+			got = d.Spec.Selector.MatchLabels[LabelMgrID]
+		}
+		errs = append(errs, field.Invalid(field.NewPath("spec", "selector", "matchLabels").Key(LabelMgrID), got,
+			fmt.Sprintf("the selector must match mgr=%q so that no two mgr Deployments select each other's pods", id)))
+	}
+	if r := d.Spec.Replicas; r != nil && *r > 1 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "replicas"), *r,
+			"a mgr Deployment runs at most 1 pod (a mgr id must not run twice); add a standby as another Deployment with its own mgr id"))
+	}
+	if spec.HostNetwork && !p.AllowHostNetwork {
+		errs = append(errs, field.Forbidden(podSpecPath.Child("hostNetwork"), "hostNetwork is not allowed by the policy; remove it (set allowHostNetwork in the policy to permit it)"))
+	}
+	errs = append(errs, validateVolumes(spec, id, info, p)...)
+
+	mgrIdx := containerIndex(spec.Containers, MgrContainerName)
+	if mgrIdx < 0 {
+		errs = append(errs, field.Required(podSpecPath.Child("containers"), `a container named "mgr" running ceph-mgr is required`))
+	} else {
+		fp := podSpecPath.Child("containers").Index(mgrIdx)
+		mgr := &spec.Containers[mgrIdx]
+		errs = append(errs, validateImage(fp.Child("image"), mgr.Image, p)...)
+		errs = append(errs, validateFlag(fp.Child("args"), mgr.Args, "--id", id, "the mgr id from metadata.labels[mgr]")...)
+		errs = append(errs, validateFlag(fp.Child("args"), mgr.Args, "--fsid", info.FSID, fmt.Sprintf("the fsid of the Ceph cluster in namespace %q (Secret %s)", info.Namespace, MonSecretName))...)
+	}
+	for i := range spec.InitContainers {
+		ic := &spec.InitContainers[i]
+		if ic.Name != DashboardInitContainerName && ic.Name != PrometheusInitContainerName {
+			continue
+		}
+		fp := podSpecPath.Child("initContainers").Index(i)
+		errs = append(errs, validateImage(fp.Child("image"), ic.Image, p)...)
+		errs = append(errs, validateFlag(fp.Child("args"), ic.Args, "--fsid", info.FSID, fmt.Sprintf("the fsid of the Ceph cluster in namespace %q", info.Namespace))...)
+	}
+	if !p.AllowPrivileged {
+		for _, list := range []struct {
+			name string
+			cs   []corev1.Container
+		}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
+			for i, c := range list.cs {
+				if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+					errs = append(errs, field.Forbidden(podSpecPath.Child(list.name).Index(i).Child("securityContext", "privileged"),
+						"privileged containers are not allowed by the policy; remove privileged: true (ceph-mgr does not need it)"))
+				}
+			}
+		}
+	}
+	for _, name := range requestedSidecars(d.Annotations) {
+		if _, ok := p.Sidecars[name]; !ok {
+			errs = append(errs, field.NotSupported(field.NewPath("metadata", "annotations").Key(AnnotationInjectSidecars), name, sidecarNames(p)))
+		}
+	}
+	return errs
+}
+
+// ValidateUpdate is Validate plus the fields that must never change: the mgr
+// id (it names the cephx user, the keyring and the pods) and the fsid.
+func ValidateUpdate(old, d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList {
+	errs := Validate(d, info, p)
+	if oldID, newID := MgrID(old), MgrID(d); oldID != "" && oldID != newID {
+		errs = append(errs, field.Forbidden(labelsPath.Key(LabelMgrID),
+			fmt.Sprintf("the mgr id is immutable (was %q); create a new Deployment for mgr %q instead", oldID, newID)))
+	}
+	oldFSID, newFSID := mgrFlag(old, "--fsid"), mgrFlag(d, "--fsid")
+	if oldFSID != "" && oldFSID != newFSID {
+		errs = append(errs, field.Forbidden(podSpecPath.Child("containers").Key(MgrContainerName).Child("args"),
+			fmt.Sprintf("--fsid is immutable (was %q): a mgr cannot move to another Ceph cluster", oldFSID)))
+	}
+	return errs
+}
+
+// mgrFlag returns the value of --flag in the mgr container's args.
+func mgrFlag(d *appsv1.Deployment, flag string) string {
+	cs := d.Spec.Template.Spec.Containers
+	if i := containerIndex(cs, MgrContainerName); i >= 0 {
+		for _, a := range cs[i].Args {
+			if v, ok := strings.CutPrefix(a, flag+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+func validateFlag(fp *field.Path, args []string, flag, want, what string) field.ErrorList {
+	for i, a := range args {
+		if flagKey(a) != flag {
+			continue
+		}
+		if v, _ := strings.CutPrefix(a, flag+"="); v != want {
+			return field.ErrorList{field.Invalid(fp.Index(i), a, fmt.Sprintf("%s must be %q, %s; remove the arg to have it set", flag, want, what))}
+		}
+		return nil
+	}
+	return field.ErrorList{field.Required(fp, fmt.Sprintf("%s=%s is required", flag, want))}
+}
+
+func validateImage(fp *field.Path, s string, p *Policy) field.ErrorList {
+	img, err := parseImage(s)
+	if err != nil {
+		return field.ErrorList{field.Invalid(fp, s, "not a valid image reference: "+err.Error())}
+	}
+	if !slices.Contains(p.Images.AllowedRepositories, img.Repository) {
+		return field.ErrorList{field.NotSupported(fp, img.Repository, p.Images.AllowedRepositories)}
+	}
+	switch {
+	case img.Tag == "latest":
+		if !p.Images.AllowLatest {
+			return field.ErrorList{field.Invalid(fp, s, `the "latest" tag is not allowed: its Ceph release cannot be checked; pin a release tag such as v16.2.15`)}
+		}
+		return nil
+	case img.Tag == "":
+		return field.ErrorList{field.Invalid(fp, s, "the image needs a tag naming its Ceph release (e.g. :v16.2.15, optionally with @digest)")}
+	}
+	v, err := parseCephVersion(img.Tag)
+	if err != nil {
+		return field.ErrorList{field.Invalid(fp, s, "cannot read the Ceph release from the tag: "+err.Error())}
+	}
+	minimum, _ := parseCephVersion(p.Images.MinimumCephVersion) // checked when the policy was parsed
+	if v.less(minimum) {
+		return field.ErrorList{field.Invalid(fp, s, fmt.Sprintf("Ceph %s is older than the policy's minimum %s; use a newer release", v, minimum))}
+	}
+	return nil
+}
+
+func validateVolumes(spec *corev1.PodSpec, id string, info ClusterInfo, p *Policy) field.ErrorList {
+	var errs field.ErrorList
+	logDir := LogHostPath(p.DataDirHostPath, info.Namespace)
+	for i, v := range spec.Volumes {
+		fp := podSpecPath.Child("volumes").Index(i)
+		if v.HostPath != nil {
+			clean := path.Clean(v.HostPath.Path)
+			if clean != logDir && !strings.HasPrefix(clean, logDir+"/") {
+				errs = append(errs, field.Forbidden(fp.Child("hostPath", "path"),
+					fmt.Sprintf("hostPath %q is outside the cluster's log directory %q; use an emptyDir or a path under it", v.HostPath.Path, logDir)))
+			}
+		}
+		if v.Name == KeyringSecretName(id) && (v.Secret == nil || v.Secret.SecretName != KeyringSecretName(id)) {
+			errs = append(errs, field.Invalid(fp.Child("secret", "secretName"), secretName(v),
+				fmt.Sprintf("the keyring volume must use Secret %q, the keyring of mgr %q", KeyringSecretName(id), id)))
+		}
+	}
+	// The keyring mounted into the mgr must be its own.
+	if i := containerIndex(spec.Containers, MgrContainerName); i >= 0 {
+		for j, m := range spec.Containers[i].VolumeMounts {
+			if strings.TrimSuffix(m.MountPath, "/") != strings.TrimSuffix(KeyringMountPath, "/") {
+				continue
+			}
+			if m.Name != KeyringSecretName(id) {
+				errs = append(errs, field.Invalid(podSpecPath.Child("containers").Index(i).Child("volumeMounts").Index(j).Child("name"), m.Name,
+					fmt.Sprintf("%s must mount volume %q (Secret %q) for mgr %q", KeyringMountPath, KeyringSecretName(id), KeyringSecretName(id), id)))
+			}
+		}
+	}
+	return errs
+}
+
+func secretName(v corev1.Volume) string {
+	if v.Secret == nil {
+		return ""
+	}
+	return v.Secret.SecretName
+}
+
+func sidecarNames(p *Policy) []string {
+	names := make([]string, 0, len(p.Sidecars))
+	for n := range p.Sidecars {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

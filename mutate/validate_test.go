@@ -1,0 +1,201 @@
+package mutate
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// completedMinimal returns the shipped example, completed with the default policy.
+func completedMinimal(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	in := loadDeployment(t, "../manifests/examples/minimal-mgr.yaml")
+	res, errs := Complete(in, testClusters["rook-ceph"], DefaultPolicy())
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return res.Deployment
+}
+
+func mgrContainer(d *appsv1.Deployment) *corev1.Container {
+	return &d.Spec.Template.Spec.Containers[containerIndex(d.Spec.Template.Spec.Containers, MgrContainerName)]
+}
+
+func setArg(c *corev1.Container, flag, value string) {
+	for i, a := range c.Args {
+		if flagKey(a) == flag {
+			c.Args[i] = flag + "=" + value
+		}
+	}
+}
+
+// TestValidateRules breaks one rule per case and checks that exactly that
+// rule's field is reported, with the error type a user can act on.
+func TestValidateRules(t *testing.T) {
+	cases := map[string]struct {
+		breakIt   func(d *appsv1.Deployment, p *Policy)
+		wantField string
+		wantType  field.ErrorType
+		wantWords string
+	}{
+		"mgr id missing": {
+			func(d *appsv1.Deployment, _ *Policy) { delete(d.Labels, LabelMgrID) },
+			"metadata.labels[mgr]", field.ErrorTypeRequired, "mgr id"},
+		"mgr id not a DNS label": {
+			func(d *appsv1.Deployment, _ *Policy) { d.Labels[LabelMgrID] = "A_1" },
+			"metadata.labels[mgr]", field.ErrorTypeInvalid, "DNS label"},
+		"template label disagrees": {
+			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[LabelMgrID] = "b" },
+			"spec.template.metadata.labels[mgr]", field.ErrorTypeInvalid, `mgr id "a"`},
+		"selector misses the id": {
+			func(d *appsv1.Deployment, _ *Policy) { delete(d.Spec.Selector.MatchLabels, LabelMgrID) },
+			"spec.selector.matchLabels[mgr]", field.ErrorTypeInvalid, "mgr=\"a\""},
+		"--id disagrees": {
+			func(d *appsv1.Deployment, _ *Policy) { setArg(mgrContainer(d), "--id", "b") },
+			"spec.template.spec.containers[0].args[8]", field.ErrorTypeInvalid, "--id must be \"a\""},
+		"keyring secret of another mgr": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				d.Spec.Template.Spec.Volumes[1].Secret.SecretName = KeyringSecretName("b")
+			},
+			"spec.template.spec.volumes[1].secret.secretName", field.ErrorTypeInvalid, "rook-ceph-mgr-a-keyring"},
+		"keyring mount of another volume": {
+			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).VolumeMounts[1].Name = "other" },
+			"spec.template.spec.containers[0].volumeMounts[1].name", field.ErrorTypeInvalid, "rook-ceph-mgr-a-keyring"},
+		"two replicas": {
+			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Replicas = ptrTo[int32](2) },
+			"spec.replicas", field.ErrorTypeInvalid, "at most 1"},
+		"registry not allowed": {
+			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "evil.example.com/ceph/ceph:v16.2.15" },
+			"spec.template.spec.containers[0].image", field.ErrorTypeNotSupported, "quay.io/ceph/ceph"},
+		"release too old": {
+			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "quay.io/ceph/ceph:v12.2.13" },
+			"spec.template.spec.containers[0].image", field.ErrorTypeInvalid, "older than the policy's minimum 13.0.0"},
+		"latest refused": {
+			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "quay.io/ceph/ceph:latest" },
+			"spec.template.spec.containers[0].image", field.ErrorTypeInvalid, "pin a release tag"},
+		"untagged refused": {
+			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "quay.io/ceph/ceph" },
+			"spec.template.spec.containers[0].image", field.ErrorTypeInvalid, "needs a tag"},
+		"init container image too old": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				d.Spec.Template.Spec.InitContainers[1].Image = "quay.io/ceph/ceph:v12.2.0"
+			},
+			"spec.template.spec.initContainers[1].image", field.ErrorTypeInvalid, "older than"},
+		"privileged": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				mgrContainer(d).SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
+			},
+			"spec.template.spec.containers[0].securityContext.privileged", field.ErrorTypeForbidden, "remove privileged"},
+		"privileged init container": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				d.Spec.Template.Spec.InitContainers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
+			},
+			"spec.template.spec.initContainers[0].securityContext.privileged", field.ErrorTypeForbidden, "not allowed"},
+		"hostNetwork": {
+			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Spec.HostNetwork = true },
+			"spec.template.spec.hostNetwork", field.ErrorTypeForbidden, "allowHostNetwork"},
+		"hostPath outside the log dir": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				d.Spec.Template.Spec.Volumes = append(d.Spec.Template.Spec.Volumes, corev1.Volume{Name: "root",
+					VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/rook/rook-ceph/log/../../../../etc"}}})
+			},
+			"spec.template.spec.volumes[5].hostPath.path", field.ErrorTypeForbidden, "outside the cluster's log directory"},
+		"fsid of another cluster": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				setArg(mgrContainer(d), "--fsid", "47913c99-d1ed-4a9b-bd55-2b49490b1229")
+			},
+			"spec.template.spec.containers[0].args[0]", field.ErrorTypeInvalid, "fsid of the Ceph cluster"},
+		"fsid missing": {
+			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Args = mgrContainer(d).Args[1:] },
+			"spec.template.spec.containers[0].args", field.ErrorTypeRequired, "--fsid="},
+		"no mgr container": {
+			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Name = "ceph" },
+			"spec.template.spec.containers", field.ErrorTypeRequired, `named "mgr"`},
+		"unknown sidecar": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				d.Annotations = map[string]string{AnnotationInjectSidecars: "log-colector"}
+			},
+			"metadata.annotations[mgr.ceph.rook.io/inject-sidecars]", field.ErrorTypeNotSupported, "log-colector"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d, p := completedMinimal(t), DefaultPolicy()
+			tc.breakIt(d, p)
+			errs := Validate(d, testClusters["rook-ceph"], p)
+			if len(errs) != 1 {
+				t.Fatalf("got %d errors, want exactly 1: %v", len(errs), errs.ToAggregate())
+			}
+			e := errs[0]
+			if e.Field != tc.wantField || e.Type != tc.wantType || !strings.Contains(e.Error(), tc.wantWords) {
+				t.Errorf("got %s (%s), want field %s type %s mentioning %q", e.Error(), e.Type, tc.wantField, tc.wantType, tc.wantWords)
+			}
+		})
+	}
+}
+
+func TestValidatePolicyAllows(t *testing.T) {
+	d := completedMinimal(t)
+	mgrContainer(d).SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
+	mgrContainer(d).Image = "quay.io/ceph/ceph:latest"
+	d.Spec.Template.Spec.HostNetwork = true
+	p := DefaultPolicy()
+	p.AllowPrivileged, p.AllowHostNetwork, p.Images.AllowLatest = true, true, true
+	if errs := Validate(d, testClusters["rook-ceph"], p); len(errs) > 0 {
+		t.Errorf("a policy allowing privileged, hostNetwork and latest still refused: %v", errs.ToAggregate())
+	}
+}
+
+func TestValidateUpdateImmutables(t *testing.T) {
+	info, p := testClusters["rook-ceph"], DefaultPolicy()
+	old := completedMinimal(t)
+	if errs := ValidateUpdate(old, old.DeepCopy(), info, p); len(errs) > 0 {
+		t.Fatalf("an unchanged update was refused: %v", errs.ToAggregate())
+	}
+
+	renamed := old.DeepCopy()
+	renamed.Labels[LabelMgrID] = "b"
+	errs := ValidateUpdate(old, renamed, info, p)
+	if !hasError(errs, "metadata.labels[mgr]", field.ErrorTypeForbidden) {
+		t.Errorf("changing the mgr id: got %v, want a Forbidden on metadata.labels[mgr]", errs.ToAggregate())
+	}
+
+	moved := old.DeepCopy()
+	setArg(mgrContainer(moved), "--fsid", "47913c99-d1ed-4a9b-bd55-2b49490b1229")
+	errs = ValidateUpdate(old, moved, info, p)
+	if !hasError(errs, "spec.template.spec.containers[mgr].args", field.ErrorTypeForbidden) {
+		t.Errorf("changing the fsid: got %v, want a Forbidden on the mgr args", errs.ToAggregate())
+	}
+}
+
+func hasError(errs field.ErrorList, path string, typ field.ErrorType) bool {
+	for _, e := range errs {
+		if e.Field == path && e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCompleteRefusesWhatItCannotComplete(t *testing.T) {
+	cases := map[string]struct {
+		edit      func(d *appsv1.Deployment)
+		wantField string
+	}{
+		"no mgr label":            {func(d *appsv1.Deployment) { delete(d.Labels, LabelMgrID) }, "metadata.labels[mgr]"},
+		"bad mgr id":              {func(d *appsv1.Deployment) { d.Labels[LabelMgrID] = "-" }, "metadata.labels[mgr]"},
+		"container not named mgr": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "ceph-mgr" }, "spec.template.spec.containers"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := loadDeployment(t, "../manifests/examples/minimal-mgr.yaml")
+			tc.edit(d)
+			_, errs := Complete(d, testClusters["rook-ceph"], DefaultPolicy())
+			if len(errs) != 1 || errs[0].Field != tc.wantField {
+				t.Errorf("got %v, want one error on %s", errs.ToAggregate(), tc.wantField)
+			}
+		})
+	}
+}
