@@ -84,8 +84,11 @@ fi
 if [ ! -d "$ASSETS/kwok-stages" ]; then
   kwokdir=$(go mod download -json "sigs.k8s.io/kwok@${KWOK_VERSION}" | sed -n 's/.*"Dir": "\(.*\)",*/\1/p')
   mkdir -p "$ASSETS/kwok-stages.tmp"
-  cp "$kwokdir"/kustomize/stage/node/fast/*.yaml "$kwokdir"/kustomize/stage/pod/fast/*.yaml "$ASSETS/kwok-stages.tmp/" 2>/dev/null || \
-    find "$kwokdir/kustomize/stage" -name '*.yaml' ! -name kustomization.yaml -exec cp {} "$ASSETS/kwok-stages.tmp/" \;
+  cp "$kwokdir"/kustomize/stage/node/fast/node-initialize.yaml \
+     "$kwokdir"/kustomize/stage/node/heartbeat/node-heartbeat.yaml \
+     "$kwokdir"/kustomize/stage/pod/fast/pod-ready.yaml \
+     "$kwokdir"/kustomize/stage/pod/fast/pod-complete.yaml \
+     "$kwokdir"/kustomize/stage/pod/fast/pod-delete.yaml "$ASSETS/kwok-stages.tmp/"
   chmod -R u+w "$ASSETS/kwok-stages.tmp"
   mv "$ASSETS/kwok-stages.tmp" "$ASSETS/kwok-stages"
 fi

@@ -2,6 +2,7 @@ package mutate
 
 import (
 	"fmt"
+	"io"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -178,3 +179,13 @@ func (p *Policy) validate() field.ErrorList {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// WritePolicy writes p as a policy file.
+func WritePolicy(w io.Writer, p *Policy) error {
+	data, err := yaml.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}

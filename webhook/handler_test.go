@@ -1,0 +1,252 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	jsonpatchapply "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// staticClusters is a ClusterLookup for handler unit tests; the real informer
+// cache is exercised through a real API server in test/integration.
+type staticClusters map[string]mutate.ClusterInfo
+
+func (s staticClusters) Lookup(ns string) (mutate.ClusterInfo, error) {
+	if info, ok := s[ns]; ok {
+		return info, nil
+	}
+	return mutate.ClusterInfo{}, &MissingClusterObjectsError{Namespace: ns, Missing: []string{`Secret "rook-ceph-mon" (key fsid)`}}
+}
+
+var clusters = staticClusters{
+	"rook-ceph": {Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b"},
+	"ceph-east": {Namespace: "ceph-east", FSID: "47913c99-d1ed-4a9b-bd55-2b49490b1229"},
+}
+
+func newDecoder(t testing.TB) admission.Decoder {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return admission.NewDecoder(s)
+}
+
+func newMutator(t testing.TB, p *mutate.Policy) *admission.Webhook {
+	return &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: p, Decoder: newDecoder(t)}}
+}
+
+func newValidator(t testing.TB, p *mutate.Policy) *admission.Webhook {
+	return &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: p, Decoder: newDecoder(t)}}
+}
+
+var deploymentKind = metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
+func request(op admissionv1.Operation, raw []byte, old []byte) admission.Request {
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "uid-1", Kind: deploymentKind, Namespace: "rook-ceph", Name: "rook-ceph-mgr-a",
+		Operation: op, Object: runtime.RawExtension{Raw: raw}, OldObject: runtime.RawExtension{Raw: old},
+	}}
+}
+
+// fixture is an input of mutate's golden corpus with its policy.
+type fixture struct {
+	name   string
+	raw    []byte
+	policy *mutate.Policy
+}
+
+func fixtures(t testing.TB) []fixture {
+	t.Helper()
+	inputs, _ := filepath.Glob("../mutate/testdata/*.yaml")
+	var fs []fixture
+	for _, in := range inputs {
+		if strings.HasSuffix(in, ".golden.yaml") || strings.HasSuffix(in, ".policy.yaml") {
+			continue
+		}
+		y, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := yaml.YAMLToJSON(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := mutate.DefaultPolicy()
+		if py, err := os.ReadFile(strings.TrimSuffix(in, ".yaml") + ".policy.yaml"); err == nil {
+			if p, err = mutate.ParsePolicy(py); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fs = append(fs, fixture{name: filepath.Base(in), raw: raw, policy: p})
+	}
+	if len(fs) < 5 {
+		t.Fatalf("found %d fixtures", len(fs))
+	}
+	return fs
+}
+
+func decode(t testing.TB, raw []byte) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := json.Unmarshal(raw, d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// applyPatch applies the response's JSON patch as the API server would.
+func applyPatch(t testing.TB, raw []byte, resp admission.Response) []byte {
+	t.Helper()
+	if len(resp.Patch) == 0 {
+		return raw
+	}
+	p, err := jsonpatchapply.DecodePatch(resp.Patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Apply(raw)
+	if err != nil {
+		t.Fatalf("patch does not apply: %v\npatch: %s", err, resp.Patch)
+	}
+	return out
+}
+
+// TestPatchReproducesComplete proves that the hand-built patch, applied to the
+// request object, yields exactly what Complete returns, and that the patched
+// object then passes the validating webhook and needs no second patch.
+func TestPatchReproducesComplete(t *testing.T) {
+	for _, f := range fixtures(t) {
+		t.Run(f.name, func(t *testing.T) {
+			ctx := context.Background()
+			in := decode(t, f.raw)
+			req := request(admissionv1.Create, f.raw, nil)
+			req.Namespace = in.Namespace
+			resp := newMutator(t, f.policy).Handle(ctx, req)
+			if !resp.Allowed {
+				t.Fatalf("denied: %v", resp.Result)
+			}
+			patched := applyPatch(t, f.raw, resp)
+			want, _ := mutate.Complete(in, clusters[in.Namespace], f.policy)
+			if got := decode(t, patched); !equality.Semantic.DeepEqual(got, want.Deployment) {
+				t.Errorf("patched object differs from Complete's output\npatch: %s", resp.Patch)
+			}
+			if len(resp.Warnings) != len(want.Warnings) {
+				t.Errorf("warnings %q, want %q", resp.Warnings, want.Warnings)
+			}
+
+			req.Operation, req.Object.Raw, req.OldObject.Raw = admissionv1.Update, patched, patched
+			again := newMutator(t, f.policy).Handle(ctx, req)
+			if !again.Allowed || len(again.Patches) != 0 || again.PatchType != nil {
+				t.Errorf("second admission of the completed object patched again: %v", again.Patches)
+			}
+			v := newValidator(t, f.policy).Handle(ctx, req)
+			if !v.Allowed {
+				t.Errorf("completed object refused by the validator: %v", v.Result)
+			}
+		})
+	}
+}
+
+func TestBadRequestsAreCleanErrors(t *testing.T) {
+	minimal, _ := yaml.YAMLToJSON(must(os.ReadFile("../manifests/examples/minimal-mgr.yaml")))
+	cases := map[string]struct {
+		req      admission.Request
+		wantCode int32
+		allowed  bool
+		wantText string
+	}{
+		"malformed json": {request(admissionv1.Create, []byte(`{"kind":"Deployment",`), nil), http.StatusBadRequest, false, "cannot decode"},
+		"empty object":   {request(admissionv1.Create, nil, nil), http.StatusBadRequest, false, "cannot decode"},
+		"wrong kind": {func() admission.Request {
+			r := request(admissionv1.Create, []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`), nil)
+			r.Kind = metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}
+			return r
+		}(), http.StatusBadRequest, false, "apps/v1 Deployments only"},
+		"pod body under a Deployment kind": {request(admissionv1.Create, []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`), nil), http.StatusBadRequest, false, "cannot decode"},
+		"wrong field types":                {request(admissionv1.Create, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":"x"}}`), nil), http.StatusBadRequest, false, "cannot decode"},
+		"not a mgr":                        {request(admissionv1.Create, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"app":"web"}}}`), nil), http.StatusOK, true, ""},
+		"delete":                           {request(admissionv1.Delete, nil, minimal), http.StatusOK, true, ""},
+		"namespace without cluster": {func() admission.Request {
+			r := request(admissionv1.Create, minimal, nil)
+			r.Namespace = "not-ceph"
+			return r
+		}(), http.StatusUnprocessableEntity, false, `Secret "rook-ceph-mon"`},
+		"mgr label missing": {request(admissionv1.Create, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"m","labels":{"app":"rook-ceph-mgr"}}}`), nil),
+			http.StatusUnprocessableEntity, false, "metadata.labels[mgr]"},
+	}
+	for name, tc := range cases {
+		for hookName, hook := range map[string]*admission.Webhook{"mutate": newMutator(t, mutate.DefaultPolicy()), "validate": newValidator(t, mutate.DefaultPolicy())} {
+			t.Run(name+"/"+hookName, func(t *testing.T) {
+				resp := hook.Handle(context.Background(), tc.req)
+				if resp.Allowed != tc.allowed {
+					t.Fatalf("allowed=%v, want %v (%v)", resp.Allowed, tc.allowed, resp.Result)
+				}
+				code := int32(http.StatusOK)
+				msg := ""
+				if resp.Result != nil {
+					code, msg = resp.Result.Code, resp.Result.Message
+				}
+				if code == 0 {
+					code = http.StatusOK
+				}
+				if code != tc.wantCode || !strings.Contains(msg, tc.wantText) {
+					t.Errorf("got %d %q, want %d containing %q", code, msg, tc.wantCode, tc.wantText)
+				}
+				if code >= 500 {
+					t.Errorf("a bad request must never be a %d", code)
+				}
+			})
+		}
+	}
+}
+
+func TestValidatorUpdateCannotShedTheMgrLabel(t *testing.T) {
+	in := decode(t, must(yaml.YAMLToJSON(must(os.ReadFile("../manifests/examples/minimal-mgr.yaml")))))
+	res, _ := mutate.Complete(in, clusters["rook-ceph"], mutate.DefaultPolicy())
+	old := must(json.Marshal(res.Deployment))
+	renamed := res.Deployment.DeepCopy()
+	renamed.Labels["mgr"] = "b"
+	resp := newValidator(t, mutate.DefaultPolicy()).Handle(context.Background(), request(admissionv1.Update, must(json.Marshal(renamed)), old))
+	if resp.Allowed || !strings.Contains(resp.Result.Message, "metadata.labels[mgr]") {
+		t.Errorf("renaming the mgr id was not refused on its field: %v", resp.Result)
+	}
+}
+
+func FuzzMutatorNeverPanics(f *testing.F) {
+	for _, fx := range fixtures(f) {
+		f.Add(fx.raw)
+	}
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"app":"rook-ceph-mgr","mgr":"a"}},"spec":{"template":{"spec":{"containers":[{"name":"mgr","args":["--id"]}]}}}}`))
+	m, v := newMutator(f, mutate.DefaultPolicy()), newValidator(f, mutate.DefaultPolicy())
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for _, hook := range []*admission.Webhook{m, v} {
+			resp := hook.Handle(context.Background(), request(admissionv1.Create, raw, nil))
+			if resp.Result != nil && resp.Result.Code >= 500 {
+				t.Fatalf("input %q got %d: %s", raw, resp.Result.Code, resp.Result.Message)
+			}
+		}
+	})
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,0 +1,109 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+var deploymentGK = schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"}
+
+// Mutator completes mgr Deployments on CREATE and UPDATE.
+type Mutator struct {
+	Clusters ClusterLookup
+	Policy   *mutate.Policy
+	Decoder  admission.Decoder
+}
+
+var _ admission.Handler = &Mutator{}
+
+const mutateName = "mutate"
+
+// Handle completes the Deployment and answers with a patch of the sections
+// that changed, or no patch at all when it was complete already.
+func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	log := logf.FromContext(ctx)
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		count(mutateName, OutcomeSkipped)
+		return admission.Allowed("")
+	}
+	d, resp, ok := decodeDeployment(m.Decoder, req, mutateName)
+	if !ok {
+		return resp
+	}
+	if !mutate.IsMgr(d) {
+		count(mutateName, OutcomeSkipped)
+		return admission.Allowed("not a mgr Deployment")
+	}
+	info, err := m.Clusters.Lookup(namespaceOf(req, d))
+	if err != nil {
+		return deny(ctx, mutateName, d, clusterErrors(err))
+	}
+	res, errs := mutate.Complete(d, info, m.Policy)
+	if len(errs) > 0 {
+		return deny(ctx, mutateName, d, errs)
+	}
+	if res.Changed == 0 {
+		count(mutateName, OutcomeAllowed)
+		return admission.Allowed("").WithWarnings(res.Warnings...)
+	}
+	count(mutateName, OutcomePatched)
+	log.V(1).Info("completed mgr Deployment", "sections", fmt.Sprintf("%b", res.Changed))
+	return admission.Patched("", patchFor(res)...).WithWarnings(res.Warnings...)
+}
+
+// decodeDeployment decodes the request object; a request that is not an
+// apps/v1 Deployment is a 400 naming what was expected.
+func decodeDeployment(dec admission.Decoder, req admission.Request, webhook string) (*appsv1.Deployment, admission.Response, bool) {
+	if req.Kind.Group != appsv1.GroupName || req.Kind.Kind != "Deployment" {
+		count(webhook, OutcomeErrored, ReasonBadRequest)
+		return nil, admission.Errored(http.StatusBadRequest, fmt.Errorf("this webhook admits apps/v1 Deployments only, got %s; fix the webhook configuration's rules", req.Kind)), false
+	}
+	d := &appsv1.Deployment{}
+	if err := dec.DecodeRaw(req.Object, d); err != nil {
+		count(webhook, OutcomeErrored, ReasonBadRequest)
+		return nil, admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot decode the Deployment: %w", err)), false
+	}
+	return d, admission.Response{}, true
+}
+
+// namespaceOf prefers the request's namespace: a client may omit it in the body.
+func namespaceOf(req admission.Request, d *appsv1.Deployment) string {
+	if req.Namespace != "" {
+		return req.Namespace
+	}
+	return d.Namespace
+}
+
+// clusterErrors turns a failed lookup into a field error on metadata.namespace.
+func clusterErrors(err error) field.ErrorList {
+	var missing *MissingClusterObjectsError
+	if errors.As(err, &missing) {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), missing.Namespace, err.Error())}
+	}
+	return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}
+}
+
+// deny refuses the request with an Invalid status listing every field, the
+// form kubectl prints field by field.
+func deny(ctx context.Context, webhook string, d *appsv1.Deployment, errs field.ErrorList) admission.Response {
+	reasons := reasonsOf(errs)
+	if len(errs) == 1 && errs[0].Field == "metadata.namespace" {
+		reasons = []string{ReasonClusterMissing}
+	}
+	count(webhook, OutcomeDenied, reasons...)
+	logf.FromContext(ctx).V(1).Info("denied mgr Deployment", "webhook", webhook, "fields", reasons)
+	status := apierrors.NewInvalid(deploymentGK, d.Name, errs).Status()
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
+}

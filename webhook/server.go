@@ -1,0 +1,37 @@
+package webhook
+
+import (
+	"crypto/tls"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// Paths the webhook configurations point at.
+const (
+	MutatePath   = "/mutate-apps-v1-deployment"
+	ValidatePath = "/validate-apps-v1-deployment"
+)
+
+// Register adds the mutating and validating webhooks to srv. The framework
+// caps request bodies, recovers and counts panics, and exports
+// controller_runtime_webhook_* metrics per path.
+func Register(srv ctrlwebhook.Server, scheme *runtime.Scheme, clusters ClusterLookup, policy *mutate.Policy) {
+	dec := admission.NewDecoder(scheme)
+	srv.Register(MutatePath, &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: policy, Decoder: dec}})
+	srv.Register(ValidatePath, &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: policy, Decoder: dec}})
+}
+
+// TLSOptions sets TLS 1.2 as the floor and, unless enableHTTP2, serves
+// HTTP/1.1 only (HTTP/2 exposed servers to rapid-reset attacks, CVE-2023-44487).
+func TLSOptions(enableHTTP2 bool) []func(*tls.Config) {
+	return []func(*tls.Config){func(c *tls.Config) {
+		c.MinVersion = tls.VersionTLS12
+		if !enableHTTP2 {
+			c.NextProtos = []string{"http/1.1"}
+		}
+	}}
+}
