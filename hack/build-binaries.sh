@@ -35,7 +35,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 need_k8s=0
-for b in kube-apiserver kube-controller-manager kube-scheduler; do
+for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
   [ -x "$ASSETS/$b" ] || need_k8s=1
 done
 if [ "$need_k8s" = 1 ]; then
@@ -56,12 +56,13 @@ if [ "$need_k8s" = 1 ]; then
   echo 'package main' > "$work/k8s/tools.go"
   (cd "$work/k8s" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/kube-apiserver@${K8S_VERSION}" \
       "k8s.io/kubernetes/cmd/kube-controller-manager@${K8S_VERSION}" \
-      "k8s.io/kubernetes/cmd/kube-scheduler@${K8S_VERSION}" >&2)
-  for b in kube-apiserver kube-controller-manager kube-scheduler; do
+      "k8s.io/kubernetes/cmd/kube-scheduler@${K8S_VERSION}" \
+      "k8s.io/kubernetes/cmd/kubectl@${K8S_VERSION}" >&2)
+  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
     build_in_throwaway "$work/k8s" "k8s.io/kubernetes/cmd/$b" "$b"
   done
 else
-  log "kube-apiserver, kube-controller-manager, kube-scheduler: cached"
+  log "kube-apiserver, kube-controller-manager, kube-scheduler, kubectl: cached"
 fi
 
 if [ ! -x "$ASSETS/etcd" ]; then

@@ -67,7 +67,9 @@ func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {
 		return nil, err
 	}
 	byName := func(name string) func(*metav1.ListOptions) {
-		return func(o *metav1.ListOptions) { o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String() }
+		return func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}
 	}
 	c := &ClusterInfoCache{}
 

@@ -1,8 +1,8 @@
 package webhook
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
 	"gomodules.xyz/jsonpatch/v2"
+	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )

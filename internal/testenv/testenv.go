@@ -1,0 +1,150 @@
+// Package testenv starts the real control-plane components the project is
+// tested against (etcd and kube-apiserver through envtest, built by
+// hack/build-binaries.sh) and creates the objects that make a namespace a
+// Ceph cluster. It never skips: a missing component is an error that says how
+// to get it.
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// AssetsDir returns the directory with the Kubernetes binaries, from
+// KUBEBUILDER_ASSETS, after checking that they are there.
+func AssetsDir() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		return "", errors.New("KUBEBUILDER_ASSETS is not set: run the tests with `make test` (it builds etcd and kube-apiserver with hack/build-binaries.sh and sets it)")
+	}
+	for _, bin := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
+			return "", fmt.Errorf("%s missing from KUBEBUILDER_ASSETS=%s: run hack/build-binaries.sh", bin, dir)
+		}
+	}
+	return dir, nil
+}
+
+// RepoRoot finds the module root from the working directory of a test.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// APIServer is a running etcd + kube-apiserver.
+type APIServer struct {
+	Env    *envtest.Environment
+	Config *rest.Config
+	// Kubeconfig is a file for kubectl, as a cluster admin.
+	Kubeconfig string
+	// Kubectl is the kubectl built with the control plane.
+	Kubectl string
+}
+
+// StartAPIServer starts etcd and kube-apiserver. With webhook manifests, it
+// installs those webhook configurations pointing at a local serving port with
+// a generated CA: serve them from Env.WebhookInstallOptions.LocalServingHost,
+// LocalServingPort and LocalServingCertDir.
+func StartAPIServer(webhookManifests ...string) (*APIServer, error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: webhookManifests},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting etcd + kube-apiserver from %s: %w", assets, err)
+	}
+	a := &APIServer{Env: env, Config: cfg, Kubectl: filepath.Join(assets, "kubectl")}
+	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		a.Stop()
+		return nil, err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		a.Stop()
+		return nil, err
+	}
+	f, err := os.CreateTemp("", "mgr-webhook-kubeconfig-*")
+	if err != nil {
+		a.Stop()
+		return nil, err
+	}
+	a.Kubeconfig = f.Name()
+	if _, err := f.Write(kc); err != nil {
+		f.Close()
+		a.Stop()
+		return nil, err
+	}
+	return a, f.Close()
+}
+
+// Stop stops the API server and etcd and removes their files.
+func (a *APIServer) Stop() {
+	if a.Kubeconfig != "" {
+		os.Remove(a.Kubeconfig)
+	}
+	_ = a.Env.Stop()
+}
+
+// CephCluster describes the cluster objects of one namespace.
+type CephCluster struct {
+	Namespace    string
+	FSID         string
+	MonHost      string // e.g. [v2:127.0.0.1:3300,v1:127.0.0.1:6789]
+	Members      string // mon_initial_members, e.g. a
+	AdminKeyring string // the client.admin keyring file
+	CephConf     string
+}
+
+// Objects are the namespace and Rook's cluster objects that make it a Ceph cluster.
+func (c CephCluster) Objects() []client.Object {
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: c.Namespace} }
+	return []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.Namespace}},
+		&corev1.Secret{ObjectMeta: meta(mutate.MonSecretName), StringData: map[string]string{mutate.MonSecretFSIDKey: c.FSID}},
+		&corev1.Secret{ObjectMeta: meta(mutate.ConfigSecretName), StringData: map[string]string{
+			mutate.ConfigSecretMonHostKey: c.MonHost, mutate.ConfigSecretMembersKey: c.Members}},
+		&corev1.ConfigMap{ObjectMeta: meta(mutate.ConfigMapName), Data: map[string]string{mutate.ConfigMapConfKey: c.CephConf}},
+		&corev1.Secret{ObjectMeta: meta(mutate.AdminKeyringSecretName), StringData: map[string]string{mutate.AdminKeyringKey: c.AdminKeyring}},
+	}
+}
+
+// Create creates the cluster's objects; existing ones are left as they are.
+func (c CephCluster) Create(ctx context.Context, cl client.Client) error {
+	for _, o := range c.Objects() {
+		if err := cl.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	return nil
+}

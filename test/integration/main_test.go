@@ -1,0 +1,131 @@
+// Package integration tests the admission webhooks through a real
+// kube-apiserver: the webhook configurations of manifests/base are installed,
+// the handlers serve them over TLS, and every request goes through the API
+// server's admission chain as a user's kubectl apply would.
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/webhook"
+)
+
+var (
+	api      *testenv.APIServer
+	k8s      client.Client
+	repoRoot string
+	// cephClusters are the namespaces made Ceph clusters for the tests; rook-ceph
+	// carries the seed's fsid.
+	cephClusters = []testenv.CephCluster{
+		{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "[v2:10.0.0.1:3300,v1:10.0.0.1:6789]", Members: "a",
+			AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n", CephConf: "[global]\nfsid = dcef92d7-1f6a-4b9d-8ed0-0037d537d00b\n"},
+		{Namespace: "ceph-east", FSID: "47913c99-d1ed-4a9b-bd55-2b49490b1229", MonHost: "[v2:10.0.0.2:3300,v1:10.0.0.2:6789]", Members: "a",
+			AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n", CephConf: "[global]\n"},
+	}
+)
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	var err error
+	if repoRoot, err = testenv.RepoRoot(); err != nil {
+		return 1, err
+	}
+	api, err = testenv.StartAPIServer(filepath.Join(repoRoot, "manifests", "base", "webhooks.yaml"))
+	if err != nil {
+		return 1, err
+	}
+	defer api.Stop()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clusters, err := startWebhook(ctx)
+	if err != nil {
+		return 1, err
+	}
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	if k8s, err = client.New(api.Config, client.Options{Scheme: scheme}); err != nil {
+		return 1, err
+	}
+	for _, c := range cephClusters {
+		if err := c.Create(ctx, k8s); err != nil {
+			return 1, err
+		}
+		// The webhook reads clusters from its informer cache: wait until it sees them.
+		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			_, err := clusters.Lookup(c.Namespace)
+			return err == nil, nil
+		}); err != nil {
+			return 1, fmt.Errorf("webhook cache never saw cluster %s: %w", c.Namespace, err)
+		}
+	}
+	return m.Run(), nil
+}
+
+// startWebhook serves the webhooks with the same wiring as cmd/mgr-webhook on
+// the address and certificates envtest configured the API server to call.
+func startWebhook(ctx context.Context) (*webhook.ClusterInfoCache, error) {
+	wo := api.Env.WebhookInstallOptions
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{
+			Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir, TLSOpts: webhook.TLSOptions(false),
+		}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	clusters, err := webhook.NewClusterInfoCache(api.Config)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(clusters); err != nil {
+		return nil, err
+	}
+	webhook.Register(mgr.GetWebhookServer(), scheme, clusters, mutate.DefaultPolicy())
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "webhook manager:", err)
+		}
+	}()
+	addr := net.JoinHostPort(wo.LocalServingHost, fmt.Sprint(wo.LocalServingPort))
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only probes that the server is up
+		if err != nil {
+			return false, nil
+		}
+		conn.Close()
+		return clusters.HasSynced(), nil
+	})
+	return clusters, err
+}
