@@ -1,6 +1,7 @@
 package mutate
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,22 +70,10 @@ func mergeArgs(have *[]string, want []string) bool {
 			out = append(out, h)
 		}
 	}
-	if equalStrings(out, *have) {
+	if slices.Equal(out, *have) {
 		return false
 	}
 	*have = out
-	return true
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
 	return true
 }
 
@@ -132,65 +121,39 @@ func syncEnvValue(env []corev1.EnvVar, name, value string) bool {
 	return false
 }
 
-// mergePorts adds our ports unless the user has one of that name or the same
-// port number and protocol.
-func mergePorts(have *[]corev1.ContainerPort, want []corev1.ContainerPort) bool {
+// mergeMissing appends each wanted entry that no existing entry matches.
+func mergeMissing[T any](have *[]T, want []T, matches func(have, want T) bool) bool {
 	changed := false
 	for _, w := range want {
-		found := false
-		for _, h := range *have {
-			proto := h.Protocol
-			if proto == "" {
-				proto = corev1.ProtocolTCP
-			}
-			if h.Name == w.Name || (h.ContainerPort == w.ContainerPort && proto == w.Protocol) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(*have, func(h T) bool { return matches(h, w) }) {
 			*have = append(*have, w)
 			changed = true
 		}
 	}
 	return changed
+}
+
+// mergePorts adds our ports unless the user has one of that name or the same
+// port number and protocol.
+func mergePorts(have *[]corev1.ContainerPort, want []corev1.ContainerPort) bool {
+	return mergeMissing(have, want, func(h, w corev1.ContainerPort) bool {
+		proto := h.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		return h.Name == w.Name || (h.ContainerPort == w.ContainerPort && proto == w.Protocol)
+	})
 }
 
 // mergeMounts adds our mounts unless the user mounts that volume already or
 // uses that mount path for something else.
 func mergeMounts(have *[]corev1.VolumeMount, want []corev1.VolumeMount) bool {
-	changed := false
-	for _, w := range want {
-		found := false
-		for _, h := range *have {
-			if h.Name == w.Name || strings.TrimSuffix(h.MountPath, "/") == strings.TrimSuffix(w.MountPath, "/") {
-				found = true
-				break
-			}
-		}
-		if !found {
-			*have = append(*have, w)
-			changed = true
-		}
-	}
-	return changed
+	return mergeMissing(have, want, func(h, w corev1.VolumeMount) bool {
+		return h.Name == w.Name || strings.TrimSuffix(h.MountPath, "/") == strings.TrimSuffix(w.MountPath, "/")
+	})
 }
 
 // mergeVolumes adds our volumes unless the user has one of that name.
 func mergeVolumes(have *[]corev1.Volume, want []corev1.Volume) bool {
-	changed := false
-	for _, w := range want {
-		found := false
-		for _, h := range *have {
-			if h.Name == w.Name {
-				found = true
-				break
-			}
-		}
-		if !found {
-			*have = append(*have, w)
-			changed = true
-		}
-	}
-	return changed
+	return mergeMissing(have, want, func(h, w corev1.Volume) bool { return h.Name == w.Name })
 }

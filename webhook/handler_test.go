@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	jsonpatchapply "github.com/evanphx/json-patch/v5"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -250,3 +251,23 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestOutcomesAreCounted(t *testing.T) {
+	minimal := must(yaml.YAMLToJSON(must(os.ReadFile("../manifests/examples/minimal-mgr.yaml"))))
+	bad := decode(t, minimal)
+	bad.Spec.Replicas = ptrTo[int32](2)
+	res, _ := mutate.Complete(bad, clusters["rook-ceph"], mutate.DefaultPolicy())
+
+	patched := testutil.ToFloat64(admissions.WithLabelValues("mutate", OutcomePatched))
+	denied := testutil.ToFloat64(denials.WithLabelValues("validate", "spec.replicas"))
+	newMutator(t, mutate.DefaultPolicy()).Handle(context.Background(), request(admissionv1.Create, minimal, nil))
+	newValidator(t, mutate.DefaultPolicy()).Handle(context.Background(), request(admissionv1.Create, must(json.Marshal(res.Deployment)), nil))
+	if got := testutil.ToFloat64(admissions.WithLabelValues("mutate", OutcomePatched)); got != patched+1 {
+		t.Errorf("patched admissions %v, want %v", got, patched+1)
+	}
+	if got := testutil.ToFloat64(denials.WithLabelValues("validate", "spec.replicas")); got != denied+1 {
+		t.Errorf("spec.replicas denials %v, want %v", got, denied+1)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
