@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests and the demo need, when missing.
+# Installs the Debian packages the tests and the demo need, when missing:
+# make and git for the build, and a real Ceph (mon, mgr, CLI and the mgr
+# modules the bootstrap controller enables) for the controller's tests.
 set -euo pipefail
+pkgs=(make git ceph-mon ceph-mgr ceph-common ceph-mgr-dashboard ceph-mgr-rook python3-kubernetes python3-jsonpatch)
 need=()
-command -v make >/dev/null || need+=(make)
-command -v git >/dev/null || need+=(git)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "[install-deps] installing: ${need[*]}"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need[@]}"
-else
-  echo "[install-deps] nothing to install"
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -eq 0 ]; then
+  echo "[install-deps] all present: ${pkgs[*]}"
+  exit 0
 fi
+echo "[install-deps] installing: ${need[*]}"
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"

@@ -1,0 +1,274 @@
+// Package cephtest runs a throwaway Ceph cluster for tests and the demo: one
+// mon and one mgr on 127.0.0.1, no OSDs, everything under a temp dir, the
+// daemons in the foreground as child processes stopped by PID.
+package cephtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Cluster is a running mon + mgr.
+type Cluster struct {
+	FSID    string
+	MonHost string // e.g. v2:127.0.0.1:40123
+	MgrID   string
+	Dir     string
+	Conf    string // ceph.conf path (client.admin keyring under [client])
+	// AdminKeyring is the client.admin keyring file content.
+	AdminKeyring string
+	// PrometheusPort and DashboardPort are this cluster's module ports, unique
+	// per cluster so several clusters share the host.
+	PrometheusPort, DashboardPort int
+	procs                         []*exec.Cmd
+	done                          []chan struct{}
+}
+
+// Options for Start.
+type Options struct {
+	// MgrID of the one mgr daemon; "a" when empty.
+	MgrID string
+	// MgrCaps of the mgr's key; the mgr profile when empty.
+	MgrCaps []string
+}
+
+// Installed reports whether the Ceph daemons are on this machine.
+func Installed() error {
+	for _, bin := range []string{"ceph-mon", "ceph-mgr", "ceph", "ceph-authtool", "monmaptool"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("%s not found: install Ceph with hack/install-deps.sh (Debian ceph-mon ceph-mgr ceph-common)", bin)
+		}
+	}
+	return nil
+}
+
+// DefaultMgrCaps are the caps of a mgr key (Rook's keyring template).
+var DefaultMgrCaps = []string{"mon", "allow profile mgr", "mds", "allow *", "osd", "allow *"}
+
+// Start creates and starts a cluster. Call Stop when done.
+func Start(ctx context.Context, o Options) (c *Cluster, err error) {
+	if err := Installed(); err != nil {
+		return nil, err
+	}
+	if o.MgrID == "" {
+		o.MgrID = "a"
+	}
+	if o.MgrCaps == nil {
+		o.MgrCaps = DefaultMgrCaps
+	}
+	// Short path: admin socket paths must stay under 107 bytes.
+	dir, err := os.MkdirTemp("", "ceph")
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{FSID: uuid.NewString(), MgrID: o.MgrID, Dir: dir, Conf: filepath.Join(dir, "ceph.conf")}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	ports, err := freePorts(3)
+	if err != nil {
+		return c, err
+	}
+	c.MonHost = fmt.Sprintf("v2:127.0.0.1:%d", ports[0])
+	c.PrometheusPort, c.DashboardPort = ports[1], ports[2]
+	for _, sub := range []string{"run", "log", "mon", "mgr/ceph-" + o.MgrID} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return c, err
+		}
+	}
+	if err := os.WriteFile(c.Conf, []byte(c.conf()), 0o600); err != nil {
+		return c, err
+	}
+	monKeyring, adminKeyring := filepath.Join(dir, "mon.keyring"), filepath.Join(dir, "admin.keyring")
+	steps := [][]string{
+		{"ceph-authtool", "--create-keyring", monKeyring, "--gen-key", "-n", "mon.", "--cap", "mon", "allow *"},
+		{"ceph-authtool", "--create-keyring", adminKeyring, "--gen-key", "-n", "client.admin",
+			"--cap", "mon", "allow *", "--cap", "osd", "allow *", "--cap", "mds", "allow *", "--cap", "mgr", "allow *"},
+		{"ceph-authtool", monKeyring, "--import-keyring", adminKeyring},
+		{"monmaptool", "--create", "--addv", "a", "[" + c.MonHost + "]", "--fsid", c.FSID, filepath.Join(dir, "monmap")},
+		{"ceph-mon", "-c", c.Conf, "--mkfs", "-i", "a", "--monmap", filepath.Join(dir, "monmap"), "--keyring", monKeyring},
+	}
+	for _, s := range steps {
+		if out, err := exec.CommandContext(ctx, s[0], s[1:]...).CombinedOutput(); err != nil {
+			return c, fmt.Errorf("%s: %v: %s", strings.Join(s, " "), err, out)
+		}
+	}
+	kr, err := os.ReadFile(adminKeyring)
+	if err != nil {
+		return c, err
+	}
+	c.AdminKeyring = string(kr)
+	if err := c.daemon("ceph-mon", "-c", c.Conf, "-i", "a", "-f"); err != nil {
+		return c, err
+	}
+	mgrKeyring := filepath.Join(dir, "mgr", "ceph-"+o.MgrID, "keyring")
+	setup := [][]string{
+		append([]string{"auth", "get-or-create", "mgr." + o.MgrID}, append(o.MgrCaps, "-o", mgrKeyring, "--format", "plain")...),
+		// Per-cluster module ports and loopback addresses, so clusters share the host.
+		{"config", "set", "mgr", "mgr/prometheus/server_addr", "127.0.0.1", "--force"},
+		{"config", "set", "mgr", "mgr/prometheus/server_port", strconv.Itoa(c.PrometheusPort), "--force"},
+		{"config", "set", "mgr", "mgr/dashboard/server_addr", "127.0.0.1", "--force"},
+		{"config", "set", "mgr", "mgr/dashboard/ssl_server_port", strconv.Itoa(c.DashboardPort), "--force"},
+	}
+	for _, s := range setup {
+		if _, err := c.Ceph(ctx, s...); err != nil {
+			return c, err
+		}
+	}
+	if err := c.daemon("ceph-mgr", "-c", c.Conf, "-i", o.MgrID, "-f"); err != nil {
+		return c, err
+	}
+	return c, c.WaitMgrAvailable(ctx, 60*time.Second)
+}
+
+func (c *Cluster) conf() string {
+	return fmt.Sprintf(`[global]
+fsid = %[1]s
+mon_host = %[2]s
+auth_cluster_required = cephx
+auth_service_required = cephx
+auth_client_required = cephx
+auth_allow_insecure_global_id_reclaim = false
+mon_warn_on_insecure_global_id_reclaim_allowed = false
+mon_data_avail_warn = 1
+mon_warn_on_too_few_osds = false
+ms_bind_msgr1 = false
+[client]
+keyring = %[3]s/admin.keyring
+[mon]
+mon_data = %[3]s/mon/$cluster-$id
+admin_socket = %[3]s/run/$name.asok
+log_file = %[3]s/log/$name.log
+[mgr]
+mgr_data = %[3]s/mgr/$cluster-$id
+admin_socket = %[3]s/run/$name.asok
+log_file = %[3]s/log/$name.log
+`, c.FSID, c.MonHost, c.Dir)
+}
+
+func (c *Cluster) daemon(bin string, args ...string) error {
+	logf, err := os.Create(filepath.Join(c.Dir, "log", bin+".out"))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	c.procs, c.done = append(c.procs, cmd), append(c.done, done)
+	return nil
+}
+
+// Ceph runs the ceph CLI as client.admin with a deadline and returns stdout.
+func (c *Cluster) Ceph(ctx context.Context, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ceph", append([]string{"-c", c.Conf, "--connect-timeout=15", "--format", "json"}, args...)...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("ceph %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// WaitMgrAvailable waits until `ceph mgr stat` reports an available mgr.
+func (c *Cluster) WaitMgrAvailable(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := c.Ceph(ctx, "mgr", "stat")
+		var st struct {
+			Available  bool   `json:"available"`
+			ActiveName string `json:"active_name"`
+		}
+		if err == nil && json.Unmarshal(out, &st) == nil && st.Available && st.ActiveName == c.MgrID {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("mgr.%s not available after %s (last: %v %s); logs in %s", c.MgrID, timeout, err, out, filepath.Join(c.Dir, "log"))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// EnabledModules returns `ceph mgr module ls`'s enabled modules.
+func (c *Cluster) EnabledModules(ctx context.Context) ([]string, error) {
+	out, err := c.Ceph(ctx, "mgr", "module", "ls")
+	if err != nil {
+		return nil, err
+	}
+	var ls struct {
+		Enabled []string `json:"enabled_modules"`
+	}
+	return ls.Enabled, json.Unmarshal(out, &ls)
+}
+
+// GetKey returns `ceph auth get-key <entity>`.
+func (c *Cluster) GetKey(ctx context.Context, entity string) (string, error) {
+	out, err := c.Ceph(ctx, "auth", "get-key", entity)
+	if err != nil {
+		return "", err
+	}
+	var k struct {
+		Key string `json:"key"`
+	}
+	return k.Key, json.Unmarshal(out, &k)
+}
+
+// Stop kills the daemons by PID and removes the cluster's files.
+func (c *Cluster) Stop() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		_ = syscall.Kill(-c.procs[i].Process.Pid, syscall.SIGTERM)
+		select {
+		case <-c.done[i]:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-c.procs[i].Process.Pid, syscall.SIGKILL)
+			<-c.done[i]
+		}
+	}
+	if os.Getenv("CEPHTEST_KEEP") == "" {
+		os.RemoveAll(c.Dir)
+	}
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
