@@ -1,0 +1,256 @@
+// Package ceph runs the ceph CLI against a cluster the way Rook's operator
+// does (--connect-timeout --cluster --conf --keyring --format json), one call
+// per deadline, with the admin credentials in a private temp dir that is
+// removed after the call. Errors are typed from the exit code and stderr so
+// callers can decide to retry; no key material ever reaches an error, a log
+// line or a metric.
+package ceph
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Conn says how to reach one Ceph cluster as client.admin.
+type Conn struct {
+	// Cluster is the cluster's name: its namespace, as in Rook.
+	Cluster string
+	// MonHost is the mon_host value (Secret rook-ceph-config).
+	MonHost string
+	// AdminKeyring is the client.admin keyring file (Secret rook-ceph-admin-keyring).
+	AdminKeyring []byte
+}
+
+// Runner runs ceph CLI commands.
+type Runner struct {
+	// Binary is the ceph CLI; "ceph" from PATH when empty.
+	Binary string
+	// ConnectTimeout bounds the mon connection (--connect-timeout).
+	ConnectTimeout time.Duration
+	// Timeout bounds each whole call: --connect-timeout does not bound a
+	// command a stuck or restarting mgr never answers.
+	Timeout time.Duration
+}
+
+// Error is a failed ceph call.
+type Error struct {
+	// Command is the command's name, e.g. "auth get-or-create-key".
+	Command string
+	// Errno is the exit status, which the ceph CLI sets to the errno of the
+	// failure (22 EINVAL, 2 ENOENT, ...); 0 when the process did not exit.
+	Errno syscall.Errno
+	// Unavailable is set when the cluster could not be reached in time.
+	Unavailable bool
+	// Message is the first line of stderr (the CLI never prints keys there).
+	Message string
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Unavailable:
+		return fmt.Sprintf("ceph %s: cluster unreachable: %s", e.Command, e.Message)
+	case e.Errno != 0:
+		return fmt.Sprintf("ceph %s: %s (errno %d): %s", e.Command, errnoName(e.Errno), int(e.Errno), e.Message)
+	default:
+		return fmt.Sprintf("ceph %s: %s", e.Command, e.Message)
+	}
+}
+
+func errnoName(e syscall.Errno) string {
+	switch e {
+	case syscall.EINVAL:
+		return "EINVAL"
+	case syscall.ENOENT:
+		return "ENOENT"
+	case syscall.EEXIST:
+		return "EEXIST"
+	case syscall.EBUSY:
+		return "EBUSY"
+	case syscall.EAGAIN:
+		return "EAGAIN"
+	case syscall.EPERM:
+		return "EPERM"
+	case syscall.EACCES:
+		return "EACCES"
+	case syscall.ETIMEDOUT:
+		return "ETIMEDOUT"
+	}
+	return "error"
+}
+
+func hasErrno(err error, codes ...syscall.Errno) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	for _, c := range codes {
+		if e.Errno == c {
+			return true
+		}
+	}
+	return false
+}
+
+// IsInvalid reports EINVAL: a key exists with other caps, or a module is not
+// ready for the command yet (while the mgr restarts).
+func IsInvalid(err error) bool { return hasErrno(err, syscall.EINVAL) }
+
+// IsNotFound reports ENOENT.
+func IsNotFound(err error) bool { return hasErrno(err, syscall.ENOENT) }
+
+// IsExists reports EEXIST.
+func IsExists(err error) bool { return hasErrno(err, syscall.EEXIST) }
+
+// IsRetryable reports answers a restarting mgr gives: EINVAL, EBUSY, EAGAIN,
+// ETIMEDOUT, or no answer in time.
+func IsRetryable(err error) bool {
+	return IsUnavailable(err) || hasErrno(err, syscall.EINVAL, syscall.EBUSY, syscall.EAGAIN, syscall.ETIMEDOUT)
+}
+
+// IsUnavailable reports that the cluster could not be reached in time.
+func IsUnavailable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Unavailable
+}
+
+var (
+	calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mgr_bootstrap_ceph_calls_total",
+		Help: "ceph CLI calls, by command, kind (read or write) and result (ok, or the error class).",
+	}, []string{"command", "kind", "result"})
+	callSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "mgr_bootstrap_ceph_call_duration_seconds",
+		Help:    "Latency of ceph CLI calls, by command.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+	}, []string{"command"})
+)
+
+func init() { metrics.Registry.MustRegister(calls, callSeconds) }
+
+// Kind says whether a command changes the cluster.
+type Kind string
+
+// Kinds of commands.
+const (
+	Read  Kind = "read"
+	Write Kind = "write"
+)
+
+// Command is one ceph CLI command: its name (the metric label), whether it
+// writes, and its words.
+type Command struct {
+	Name string
+	Kind Kind
+	Args []string
+	// Stdin is passed with -i - (passwords); never logged.
+	Stdin []byte
+}
+
+// Run executes c and returns its stdout.
+func (r *Runner) Run(ctx context.Context, conn Conn, c Command) ([]byte, error) {
+	start := time.Now()
+	out, err := r.run(ctx, conn, c)
+	callSeconds.WithLabelValues(c.Name).Observe(time.Since(start).Seconds())
+	calls.WithLabelValues(c.Name, string(c.Kind), resultOf(err)).Inc()
+	return out, err
+}
+
+func resultOf(err error) string {
+	var e *Error
+	switch {
+	case err == nil:
+		return "ok"
+	case !errors.As(err, &e):
+		return "error"
+	case e.Unavailable:
+		return "unavailable"
+	case e.Errno != 0:
+		return strings.ToLower(errnoName(e.Errno))
+	}
+	return "error"
+}
+
+func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "mgr-bootstrap-ceph-")
+	if err != nil {
+		return nil, &Error{Command: c.Name, Message: "temp dir: " + err.Error()}
+	}
+	defer os.RemoveAll(dir)
+	conf, keyring := filepath.Join(dir, "ceph.conf"), filepath.Join(dir, "keyring")
+	confText := fmt.Sprintf("[global]\nmon_host = %s\n\n[client]\nkeyring = %s\n", conn.MonHost, keyring)
+	if err := os.WriteFile(conf, []byte(confText), 0o600); err != nil {
+		return nil, &Error{Command: c.Name, Message: "writing ceph.conf: " + err.Error()}
+	}
+	if err := os.WriteFile(keyring, conn.AdminKeyring, 0o600); err != nil {
+		return nil, &Error{Command: c.Name, Message: "writing keyring: " + err.Error()}
+	}
+
+	timeout, connect := r.Timeout, r.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	if connect <= 0 {
+		connect = 15 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	bin := r.Binary
+	if bin == "" {
+		bin = "ceph"
+	}
+	args := append(append([]string(nil), c.Args...),
+		fmt.Sprintf("--connect-timeout=%d", int(connect.Seconds())),
+		"--cluster="+conn.Cluster, "--conf="+conf, "--keyring="+keyring, "--format", "json")
+	if c.Stdin != nil {
+		args = append(args, "-i", "-")
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.WaitDelay = 2 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if c.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.Stdin)
+	}
+	err = cmd.Run()
+	if err == nil {
+		return stdout.Bytes(), nil
+	}
+	msg := firstLine(stderr.String())
+	if ctx.Err() != nil {
+		return nil, &Error{Command: c.Name, Unavailable: true, Message: fmt.Sprintf("no answer within %s", timeout)}
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return nil, &Error{Command: c.Name, Message: err.Error()}
+	}
+	code := syscall.Errno(exit.ExitCode())
+	if code == 1 && (strings.Contains(msg, "timed out") || strings.Contains(msg, "error connecting")) {
+		return nil, &Error{Command: c.Name, Unavailable: true, Message: msg}
+	}
+	return nil, &Error{Command: c.Name, Errno: code, Message: msg}
+}
+
+// firstLine keeps the first non-empty line of stderr, bounded.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if len(l) > 240 {
+				l = l[:240] + "..."
+			}
+			return l
+		}
+	}
+	return "no message"
+}

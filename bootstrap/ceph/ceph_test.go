@@ -1,0 +1,137 @@
+package ceph
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+)
+
+// live is one real Ceph mon + mgr shared by this test binary.
+var live *cephtest.Cluster
+
+func TestMain(m *testing.M) {
+	var err error
+	if live, err = cephtest.Start(context.Background(), cephtest.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, "ceph:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	live.Stop()
+	os.Exit(code)
+}
+
+func liveConn() Conn {
+	return Conn{Cluster: "rook-ceph", MonHost: live.MonHost, AdminKeyring: []byte(live.AdminKeyring)}
+}
+
+var mgrCaps = []string{"mon", "allow profile mgr", "mds", "allow *", "osd", "allow *"}
+
+func TestKeysAndTypedErrors(t *testing.T) {
+	ctx := context.Background()
+	r := &Runner{Timeout: 20 * time.Second}
+	key, err := r.GetOrCreateKey(ctx, liveConn(), "mgr.t1", mgrCaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := live.GetKey(ctx, "mgr.t1"); key != want || key == "" {
+		t.Fatalf("get-or-create-key %q, cluster has %q", key, want)
+	}
+	again, err := r.GetOrCreateKey(ctx, liveConn(), "mgr.t1", mgrCaps)
+	if err != nil || again != key {
+		t.Fatalf("second get-or-create-key %q, %v; want the same key", again, err)
+	}
+
+	_, err = r.GetOrCreateKey(ctx, liveConn(), "mgr.t1", []string{"mon", "allow *"})
+	if !IsInvalid(err) || IsUnavailable(err) {
+		t.Fatalf("other caps: got %v, want EINVAL", err)
+	}
+	if strings.Contains(err.Error(), key) {
+		t.Fatal("an error string carries the key")
+	}
+	if err := r.SetCaps(ctx, liveConn(), "mgr.t1", []string{"mon", "allow *"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.GetOrCreateKey(ctx, liveConn(), "mgr.t1", []string{"mon", "allow *"}); err != nil {
+		t.Fatalf("after auth caps: %v", err)
+	}
+
+	if err := r.RemoveKey(ctx, liveConn(), "mgr.t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.GetKey(ctx, liveConn(), "mgr.t1"); !IsNotFound(err) {
+		t.Fatalf("after auth rm: %v, want ENOENT", err)
+	}
+	if err := r.RemoveKey(ctx, liveConn(), "mgr.t1"); err != nil {
+		t.Fatalf("removing a missing key must succeed: %v", err)
+	}
+}
+
+func TestUnreachableClusterIsUnavailable(t *testing.T) {
+	r := &Runner{ConnectTimeout: 2 * time.Second, Timeout: 10 * time.Second}
+	c := liveConn()
+	c.MonHost = "v2:127.0.0.1:1"
+	start := time.Now()
+	_, err := r.MgrDump(context.Background(), c)
+	if !IsUnavailable(err) || !IsRetryable(err) {
+		t.Fatalf("got %v, want an Unavailable error", err)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("took %s; the connect timeout is 2s", d)
+	}
+}
+
+func TestCallDeadline(t *testing.T) {
+	// A deadline shorter than the connect timeout: the call's own deadline wins.
+	r := &Runner{ConnectTimeout: 15 * time.Second, Timeout: 1 * time.Second}
+	c := liveConn()
+	c.MonHost = "v2:127.0.0.1:1"
+	start := time.Now()
+	_, err := r.MgrDump(context.Background(), c)
+	if !IsUnavailable(err) || !strings.Contains(err.Error(), "no answer within 1s") {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s with a 1s deadline", d)
+	}
+}
+
+func TestModulesAndMgrMap(t *testing.T) {
+	ctx := context.Background()
+	r := &Runner{}
+	m, err := r.MgrDump(ctx, liveConn())
+	if err != nil || !m.Available || !m.Knows("a") || m.Knows("zz") {
+		t.Fatalf("mgr dump %+v, %v", m, err)
+	}
+	mods, err := r.MgrModules(ctx, liveConn())
+	if err != nil || len(mods.AlwaysOn) == 0 || len(mods.Disabled) == 0 {
+		t.Fatalf("module ls %+v, %v", mods, err)
+	}
+	if err := r.EnableModule(ctx, liveConn(), "no-such-module"); err == nil {
+		t.Fatal("enabling a module the release lacks succeeded")
+	}
+}
+
+func TestNoTempFilesLeft(t *testing.T) {
+	before, _ := os.ReadDir(os.TempDir())
+	r := &Runner{}
+	if _, err := r.MgrDump(context.Background(), liveConn()); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadDir(os.TempDir())
+	count := func(es []os.DirEntry) (n int) {
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), "mgr-bootstrap-ceph-") {
+				n++
+			}
+		}
+		return n
+	}
+	if count(after) > count(before) {
+		t.Error("a credentials dir was left behind")
+	}
+}
