@@ -158,4 +158,3 @@ func (r *Runner) DashboardSetUser(ctx context.Context, conn Conn, user, role str
 
 // Port formats a port for ConfigSet.
 func Port(p int32) string { return strconv.Itoa(int(p)) }
-

@@ -11,10 +11,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,7 +43,7 @@ type Cluster struct {
 	WorkDir string
 	// Clusters are the Ceph clusters made, by namespace.
 	Clusters map[string]testenv.CephCluster
-	procs    []*process
+	procs    []*testenv.Process
 	ownsDir  bool
 	log      io.Writer
 }
@@ -113,7 +111,7 @@ func (c *Cluster) startWebhook(ctx context.Context, binDir string) error {
 	}
 	logPath := filepath.Join(c.WorkDir, "mgr-webhook.log")
 	c.step("starting mgr-webhook on https://%s:%d (log: %s)", wo.LocalServingHost, wo.LocalServingPort, logPath)
-	cmd, err := c.spawn(filepath.Join(binDir, "mgr-webhook"), logPath,
+	cmd, err := testenv.Spawn(filepath.Join(binDir, "mgr-webhook"), logPath,
 		"--kubeconfig", c.API.Kubeconfig,
 		"--cert-dir", wo.LocalServingCertDir,
 		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort),
@@ -122,9 +120,10 @@ func (c *Cluster) startWebhook(ctx context.Context, binDir string) error {
 	if err != nil {
 		return err
 	}
+	c.procs = append(c.procs, cmd)
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", probe)
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		if cmd.exited() {
+		if cmd.Exited() {
 			return false, fmt.Errorf("mgr-webhook exited; see %s", logPath)
 		}
 		resp, err := http.Get(readyz)
@@ -140,54 +139,10 @@ func (c *Cluster) startWebhook(ctx context.Context, binDir string) error {
 	return nil
 }
 
-// process is a child process and a channel closed when it has exited.
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// spawn starts a process that dies with this one (Pdeathsig) and logs to a file.
-func (c *Cluster) spawn(bin, logPath string, args ...string) (*process, error) {
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("%s not built: run `make build`", bin)
-	}
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
-	c.procs = append(c.procs, p)
-	return p, nil
-}
-
 // Stop ends every process this cluster started and removes its files.
 func (c *Cluster) Stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		p := c.procs[i]
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		c.procs[i].Stop(10 * time.Second)
 	}
 	if c.API != nil {
 		c.API.Stop()

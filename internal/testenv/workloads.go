@@ -1,0 +1,115 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// FakeNodeName is the kwok node pods are scheduled to.
+const FakeNodeName = "kwok-node-0"
+
+// Workloads are the components that turn Deployments into Ready pods without
+// a kubelet: kube-controller-manager (deployment, replicaset, garbage
+// collector, node lifecycle, namespace controllers), kube-scheduler, and kwok
+// playing the kubelet of one fake node.
+type Workloads struct {
+	Dir   string
+	procs []*Process
+}
+
+// StartWorkloads starts them against a and waits until the fake node is Ready.
+func StartWorkloads(ctx context.Context, a *APIServer, cl client.Client) (w *Workloads, err error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	for _, bin := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+		if _, err := os.Stat(filepath.Join(assets, bin)); err != nil {
+			return nil, fmt.Errorf("%s missing from %s: run hack/build-binaries.sh", bin, assets)
+		}
+	}
+	dir, err := os.MkdirTemp("", "mgr-webhook-workloads-")
+	if err != nil {
+		return nil, err
+	}
+	w = &Workloads{Dir: dir}
+	defer func() {
+		if err != nil {
+			w.Stop()
+		}
+	}()
+	stages, err := filepath.Glob(filepath.Join(assets, "kwok-stages", "*.yaml"))
+	if err != nil || len(stages) == 0 {
+		return w, fmt.Errorf("kwok stage configs missing from %s/kwok-stages: run hack/build-binaries.sh", assets)
+	}
+	for _, c := range []struct {
+		bin  string
+		args []string
+	}{
+		{"kube-controller-manager", []string{"--kubeconfig=" + a.Kubeconfig, "--leader-elect=false", "--secure-port=0",
+			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,namespace-controller",
+			"--node-monitor-grace-period=40s"}},
+		{"kube-scheduler", []string{"--kubeconfig=" + a.Kubeconfig, "--leader-elect=false", "--secure-port=0"}},
+		{"kwok", []string{"--kubeconfig=" + a.Kubeconfig, "--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--server-address=127.0.0.1:0",
+			"--config=" + strings.Join(stages, ",")}},
+	} {
+		p, err := Spawn(filepath.Join(assets, c.bin), filepath.Join(dir, c.bin+".log"), c.args...)
+		if err != nil {
+			return w, err
+		}
+		w.procs = append(w.procs, p)
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: FakeNodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": FakeNodeName}},
+		Status: corev1.NodeStatus{
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("1000")},
+			Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("1000")},
+		},
+	}
+	if err := cl.Create(ctx, node); err != nil {
+		return w, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, p := range w.procs {
+			if p.Exited() {
+				return false, fmt.Errorf("%s exited; see %s", filepath.Base(p.Name), p.Log)
+			}
+		}
+		n := &corev1.Node{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: FakeNodeName}, n); err != nil {
+			return false, nil
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return len(n.Spec.Taints) == 0, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return w, fmt.Errorf("fake node never became Ready and untainted: %w (logs in %s)", err, dir)
+	}
+	return w, nil
+}
+
+// Stop ends the processes and removes their logs.
+func (w *Workloads) Stop() {
+	for i := len(w.procs) - 1; i >= 0; i-- {
+		w.procs[i].Stop(10 * time.Second)
+	}
+	if os.Getenv("MGR_WEBHOOK_KEEP_LOGS") == "" {
+		os.RemoveAll(w.Dir)
+	}
+}
