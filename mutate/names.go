@@ -28,6 +28,14 @@ const (
 	// which policy spec, so a re-injection replaces exactly those (as Istio's
 	// sidecar.istio.io/status does).
 	AnnotationSidecarStatus = "mgr.ceph.rook.io/sidecar-status"
+	// AnnotationModules overrides, per Deployment, the mgr modules the
+	// bootstrap controller enables (comma-separated).
+	AnnotationModules = "mgr.ceph.rook.io/modules"
+	// AnnotationBootstrapStatus is the bootstrap controller's machine-readable
+	// status of the mgr (JSON).
+	AnnotationBootstrapStatus = "mgr.ceph.rook.io/bootstrap-status"
+	// FinalizerCephxKey holds a mgr Deployment until its cephx key is removed.
+	FinalizerCephxKey = "mgr.ceph.rook.io/cephx-key"
 )
 
 // Names of the namespace's cluster objects (Rook's), which make a namespace a Ceph cluster.
@@ -66,6 +74,19 @@ const (
 	PortNameMetrics = "http-metrics"
 	PortNameDash    = "dashboard"
 )
+
+// DashboardPasswordSecretName holds the password of the dashboard's admin user.
+const (
+	DashboardPasswordSecretName = "rook-ceph-dashboard-password"
+	DashboardPasswordKey        = "password"
+	DashboardUser               = "admin"
+)
+
+// MetricsServiceName is the Service in front of mgr <id>'s prometheus module.
+func MetricsServiceName(id string) string { return fmt.Sprintf("rook-ceph-mgr-%s", id) }
+
+// DashboardServiceName is the Service in front of mgr <id>'s dashboard.
+func DashboardServiceName(id string) string { return fmt.Sprintf("rook-ceph-mgr-%s-dashboard", id) }
 
 // KeyringSecretName is the Secret holding the cephx keyring of mgr <id>; the
 // bootstrap controller creates it and the Pod mounts it.

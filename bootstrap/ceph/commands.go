@@ -144,14 +144,15 @@ func (r *Runner) DashboardSelfSignedCert(ctx context.Context, conn Conn) error {
 	return err
 }
 
-// DashboardSetUser creates the dashboard user with role, or sets its password
-// when it exists. The password goes through stdin, never the command line.
+// DashboardSetUser sets the password of the dashboard user, creating the user
+// with role when it does not exist (ac-user-create answers 0 for an existing
+// user, so the set comes first). The password goes through stdin, never argv.
 func (r *Runner) DashboardSetUser(ctx context.Context, conn Conn, user, role string, password []byte) error {
-	_, err := r.Run(ctx, conn, Command{Name: "dashboard ac-user-create", Kind: Write, Stdin: password,
-		Args: []string{"dashboard", "ac-user-create", user, role, "--force-password"}})
-	if IsExists(err) {
-		_, err = r.Run(ctx, conn, Command{Name: "dashboard ac-user-set-password", Kind: Write, Stdin: password,
-			Args: []string{"dashboard", "ac-user-set-password", user, "--force-password"}})
+	_, err := r.Run(ctx, conn, Command{Name: "dashboard ac-user-set-password", Kind: Write, Stdin: password,
+		Args: []string{"dashboard", "ac-user-set-password", user, "--force-password"}})
+	if IsNotFound(err) {
+		_, err = r.Run(ctx, conn, Command{Name: "dashboard ac-user-create", Kind: Write, Stdin: password,
+			Args: []string{"dashboard", "ac-user-create", user, role, "--force-password"}})
 	}
 	return err
 }

@@ -1,0 +1,124 @@
+package bootstrap
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// keyringFile is the keyring the mgr reads, in Rook's format.
+func keyringFile(id, key string, caps []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[mgr.%s]\n\tkey = %s\n", id, key)
+	for i := 0; i+1 < len(caps); i += 2 {
+		fmt.Fprintf(&b, "\tcaps %s = %q\n", caps[i], caps[i+1])
+	}
+	return b.String()
+}
+
+// ownedLabels mark what the controller creates for mgr id; its cache selects
+// on app=rook-ceph-mgr, so these objects are all it watches.
+func ownedLabels(id, namespace string) map[string]string {
+	return map[string]string{mutate.LabelApp: mutate.AppName, mutate.LabelMgrID: id, mutate.LabelRookCluster: namespace}
+}
+
+func keyringSecret(d *appsv1.Deployment, id, key string, caps []string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: mutate.KeyringSecretName(id), Namespace: d.Namespace, Labels: ownedLabels(id, d.Namespace)},
+		Type:       corev1.SecretTypeOpaque,
+		StringData: map[string]string{mutate.AdminKeyringKey: keyringFile(id, key, caps)},
+	}
+}
+
+// containerPort returns the mgr container's port of that name, or def.
+func containerPort(d *appsv1.Deployment, name string, def int32) int32 {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != mutate.MgrContainerName {
+			continue
+		}
+		for _, p := range c.Ports {
+			if p.Name == name {
+				return p.ContainerPort
+			}
+		}
+	}
+	return def
+}
+
+// desiredServices are the metrics Service (Rook's makeMetricsService) and the
+// dashboard Service (configureDashboard), selecting the pods of mgr id and
+// targeting the container ports by name.
+func desiredServices(d *appsv1.Deployment, id string) []*corev1.Service {
+	selector := map[string]string{mutate.LabelApp: mutate.AppName, mutate.LabelMgrID: id, mutate.LabelRookCluster: d.Namespace}
+	svc := func(name, portName string, port int32, target string) *corev1.Service {
+		return &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.Namespace, Labels: ownedLabels(id, d.Namespace)},
+			Spec: corev1.ServiceSpec{
+				Type:     corev1.ServiceTypeClusterIP,
+				Selector: selector,
+				Ports: []corev1.ServicePort{{Name: portName, Port: port, Protocol: corev1.ProtocolTCP,
+					TargetPort: intstr.FromString(target)}},
+			},
+		}
+	}
+	return []*corev1.Service{
+		svc(mutate.MetricsServiceName(id), mutate.PortNameMetrics, mutate.PortMetrics, mutate.PortNameMetrics),
+		svc(mutate.DashboardServiceName(id), "https-dashboard", mutate.PortDashboard, mutate.PortNameDash),
+	}
+}
+
+// serviceDrifted reports whether the fields we own differ from want.
+func serviceDrifted(have, want *corev1.Service) bool {
+	if !maps.Equal(have.Spec.Selector, want.Spec.Selector) || have.Spec.Type != want.Spec.Type || len(have.Spec.Ports) != len(want.Spec.Ports) {
+		return true
+	}
+	for i, w := range want.Spec.Ports {
+		h := have.Spec.Ports[i]
+		if h.Name != w.Name || h.Port != w.Port || h.Protocol != w.Protocol || h.TargetPort != w.TargetPort {
+			return true
+		}
+	}
+	for k, v := range want.Labels {
+		if have.Labels[k] != v {
+			return true
+		}
+	}
+	return false
+}
+
+// wantedModules are the Deployment's annotation override, or the defaults.
+func wantedModules(d *appsv1.Deployment, defaults []string) []string {
+	v, ok := d.Annotations[mutate.AnnotationModules]
+	if !ok {
+		return defaults
+	}
+	var mods []string
+	for _, m := range strings.Split(v, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			mods = append(mods, m)
+		}
+	}
+	return mods
+}
+
+// podReady reports whether any live pod of the list is Ready.
+func podReady(pods []corev1.Pod) bool {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+	}
+	return false
+}

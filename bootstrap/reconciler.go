@@ -1,0 +1,571 @@
+// Package bootstrap is the controller that makes a completed mgr Deployment
+// runnable and useful, as Rook's operator does: it creates the mgr's cephx
+// keyring Secret and its metrics and dashboard Services, enables the mgr
+// modules once the mgr pod is Ready and Ceph lists the mgr, and removes the
+// cephx key when the Deployment goes.
+package bootstrap
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// Ceph is what the controller asks of a Ceph cluster (*ceph.Runner).
+type Ceph interface {
+	GetOrCreateKey(ctx context.Context, conn ceph.Conn, entity string, caps []string) (string, error)
+	GetKey(ctx context.Context, conn ceph.Conn, entity string) (string, error)
+	SetCaps(ctx context.Context, conn ceph.Conn, entity string, caps []string) error
+	RemoveKey(ctx context.Context, conn ceph.Conn, entity string) error
+	MgrDump(ctx context.Context, conn ceph.Conn) (ceph.MgrMap, error)
+	MgrModules(ctx context.Context, conn ceph.Conn) (ceph.Modules, error)
+	EnableModule(ctx context.Context, conn ceph.Conn, module string) error
+	SetOrchestratorBackend(ctx context.Context, conn ceph.Conn, backend string) error
+	ConfigKeyExists(ctx context.Context, conn ceph.Conn, key string) (bool, error)
+	ConfigSet(ctx context.Context, conn ceph.Conn, who, option, value string) error
+	DashboardSelfSignedCert(ctx context.Context, conn ceph.Conn) error
+	DashboardSetUser(ctx context.Context, conn ceph.Conn, user, role string, password []byte) error
+}
+
+var _ Ceph = &ceph.Runner{}
+
+// Options configure the controller.
+type Options struct {
+	// Caps of a mgr's cephx key.
+	Caps []string
+	// Modules to enable, unless a Deployment overrides them by annotation.
+	Modules []string
+	// OrchestratorBackend is set once the rook module is on ("" to skip).
+	OrchestratorBackend string
+	// ModuleTimeout bounds the retries of one module step while the mgr restarts.
+	ModuleTimeout time.Duration
+	// RetryInterval is the first wait between those retries.
+	RetryInterval time.Duration
+	// FinalizerTimeout is how long a deleted mgr waits for Ceph to remove its
+	// key before the controller lets go and says so.
+	FinalizerTimeout time.Duration
+	// WaitForMgr is how often to look again while Ceph does not list the mgr.
+	WaitForMgr time.Duration
+}
+
+// DefaultCaps are the caps of a mgr key: Rook's keyring template.
+var DefaultCaps = []string{"mon", "allow profile mgr", "mds", "allow *", "osd", "allow *"}
+
+// SeedCaps are the seed's caps (`allow *` everywhere), offered as an option.
+var SeedCaps = []string{"mon", "allow *", "mds", "allow *", "osd", "allow *"}
+
+// DefaultOptions are the seed's choices.
+func DefaultOptions() Options {
+	return Options{
+		Caps:                DefaultCaps,
+		Modules:             []string{"orchestrator_cli", "rook", "prometheus", "dashboard"},
+		OrchestratorBackend: "rook",
+		ModuleTimeout:       3 * time.Minute,
+		RetryInterval:       2 * time.Second,
+		FinalizerTimeout:    2 * time.Minute,
+		WaitForMgr:          5 * time.Second,
+	}
+}
+
+// moduleAliases: a module of the seed's era and its successor, which later
+// releases keep always on (orchestrator_cli became orchestrator in Octopus).
+var moduleAliases = map[string]string{"orchestrator_cli": "orchestrator"}
+
+// Reconciler bootstraps mgr Deployments.
+type Reconciler struct {
+	// Client reads from the controller's cache (objects labelled app=rook-ceph-mgr).
+	Client client.Client
+	// APIReader reads the namespace's cluster Secrets by name, uncached: the
+	// controller never caches Secrets it did not create.
+	APIReader client.Reader
+	Ceph      Ceph
+	Recorder  recorder.EventRecorder
+	Options
+}
+
+// Reasons of the Events the controller records on the Deployment.
+const (
+	ReasonKeyringCreated    = "KeyringCreated"
+	ReasonKeyCapsRepaired   = "KeyCapsRepaired"
+	ReasonServicesReady     = "ServicesReady"
+	ReasonServiceRepaired   = "ServiceRepaired"
+	ReasonModulesEnabled    = "ModulesEnabled"
+	ReasonModuleUnavailable = "ModuleUnavailable"
+	ReasonDashboardReady    = "DashboardReady"
+	ReasonCephUnavailable   = "CephUnavailable"
+	ReasonClusterMissing    = "CephClusterMissing"
+	ReasonBootstrapFailed   = "BootstrapFailed"
+	ReasonKeyRemoved        = "KeyRemoved"
+	ReasonKeyRemovalAbandon = "KeyRemovalAbandoned"
+)
+
+// errClusterMissing marks a namespace without its cluster objects.
+var errClusterMissing = errors.New("cluster objects missing")
+
+// Reconcile runs the bootstrap steps that are not done yet. A bootstrapped
+// mgr costs only cache reads: no ceph call and no API write.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	reconciles.Inc()
+	d := &appsv1.Deployment{}
+	if err := r.Client.Get(ctx, req.NamespacedName, d); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	id := mutate.MgrID(d)
+	if !mutate.IsMgr(d) || id == "" {
+		return ctrl.Result{}, nil
+	}
+	log := logf.FromContext(ctx).WithValues("mgr", id)
+	ctx = logf.IntoContext(ctx, log)
+	if d.DeletionTimestamp != nil {
+		return r.finalize(ctx, d, id)
+	}
+	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+		patch := client.MergeFrom(d.DeepCopy())
+		controllerutil.AddFinalizer(d, mutate.FinalizerCephxKey)
+		if err := r.Client.Patch(ctx, d, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	st := readStatus(d)
+	next := st
+	next.LastError = ""
+	b := &bootstrapRun{r: r, d: d, id: id}
+
+	if err := r.ensureServices(ctx, d, id); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := b.ensureKeyring(ctx); err != nil {
+		return r.failed(ctx, d, next, err)
+	}
+
+	want := wantedModules(d, r.Modules)
+	if st.Phase == PhaseReady && st.ObservedGeneration == d.Generation && slices.Equal(st.wanted(), sortedCopy(want)) {
+		return ctrl.Result{}, r.saveStatus(ctx, d, next) // at rest
+	}
+
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(d.Namespace),
+		client.MatchingLabels{mutate.LabelApp: mutate.AppName, mutate.LabelMgrID: id}); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !podReady(pods.Items) {
+		next.Phase = PhaseWaitingForPod
+		return ctrl.Result{}, r.saveStatus(ctx, d, next) // the pod watch brings us back
+	}
+	conn, err := b.conn(ctx)
+	if err != nil {
+		return r.failed(ctx, d, next, err)
+	}
+	mgrMap, err := r.Ceph.MgrDump(ctx, conn)
+	if err != nil {
+		return r.failed(ctx, d, next, err)
+	}
+	if !mgrMap.Available || !mgrMap.Knows(id) {
+		next.Phase = PhaseWaitingForMgr
+		return ctrl.Result{RequeueAfter: r.WaitForMgr}, r.saveStatus(ctx, d, next)
+	}
+	if err := b.enableModules(ctx, conn, want, st, &next); err != nil {
+		return r.failed(ctx, d, next, err)
+	}
+	next.Phase, next.ObservedGeneration = PhaseReady, d.Generation
+	return ctrl.Result{}, r.saveStatus(ctx, d, next)
+}
+
+// wanted is what a Ready status covers: the modules it found on plus those the
+// release lacks, sorted.
+func (s Status) wanted() []string {
+	return sortedCopy(append(append([]string(nil), s.Modules...), s.Unavailable...))
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return slices.Compact(c)
+}
+
+// failed records a failure: an Event, the status, and an error for the
+// workqueue's exponential backoff (never a hot loop).
+func (r *Reconciler) failed(ctx context.Context, d *appsv1.Deployment, st Status, err error) (ctrl.Result, error) {
+	st.LastError = err.Error()
+	switch {
+	case errors.Is(err, errClusterMissing):
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonClusterMissing, "Bootstrap", "%v", err)
+	case ceph.IsUnavailable(err):
+		st.Phase = PhaseCephUnavailable
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Bootstrap", "Ceph cluster %s did not answer; retrying with backoff: %v", d.Namespace, err)
+	default:
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonBootstrapFailed, "Bootstrap", "%v", err)
+	}
+	if serr := r.saveStatus(ctx, d, st); serr != nil {
+		logf.FromContext(ctx).Error(serr, "saving status")
+	}
+	return ctrl.Result{}, err
+}
+
+// saveStatus patches the status annotation only when it changed.
+func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st Status) error {
+	enc := st.encode()
+	if d.Annotations[mutate.AnnotationBootstrapStatus] == enc {
+		return nil
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	if d.Annotations == nil {
+		d.Annotations = map[string]string{}
+	}
+	d.Annotations[mutate.AnnotationBootstrapStatus] = enc
+	apiWrites.Inc()
+	return r.Client.Patch(ctx, d, patch)
+}
+
+// ensureServices creates the metrics and dashboard Services, and repairs them
+// when edited or deleted (the Owns watch brings us back).
+func (r *Reconciler) ensureServices(ctx context.Context, d *appsv1.Deployment, id string) error {
+	created := 0
+	for _, want := range desiredServices(d, id) {
+		have := &corev1.Service{}
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
+		switch {
+		case apierrors.IsNotFound(err):
+			if err := controllerutil.SetControllerReference(d, want, r.Client.Scheme()); err != nil {
+				return err
+			}
+			apiWrites.Inc()
+			if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			created++
+		case err != nil:
+			return err
+		case serviceDrifted(have, want):
+			patch := client.MergeFrom(have.DeepCopy())
+			have.Spec.Selector, have.Spec.Type, have.Spec.Ports = want.Spec.Selector, want.Spec.Type, want.Spec.Ports
+			for k, v := range want.Labels {
+				metav1.SetMetaDataLabel(&have.ObjectMeta, k, v)
+			}
+			apiWrites.Inc()
+			if err := r.Client.Patch(ctx, have, patch); err != nil {
+				return err
+			}
+			r.Recorder.Eventf(d, have, corev1.EventTypeNormal, ReasonServiceRepaired, "Repair", "Service %s restored to its desired spec", have.Name)
+		}
+	}
+	if created > 0 {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonServicesReady, "Create", "Services %s (metrics :%d) and %s (dashboard :%d) created",
+			mutate.MetricsServiceName(id), mutate.PortMetrics, mutate.DashboardServiceName(id), mutate.PortDashboard)
+	}
+	return nil
+}
+
+// bootstrapRun holds what one reconcile of one mgr learns lazily.
+type bootstrapRun struct {
+	r    *Reconciler
+	d    *appsv1.Deployment
+	id   string
+	c    *ceph.Conn
+	cerr error
+}
+
+// conn reads the namespace's mon_host and admin keyring, once per reconcile
+// and only when a ceph call is needed.
+func (b *bootstrapRun) conn(ctx context.Context) (ceph.Conn, error) {
+	if b.c != nil || b.cerr != nil {
+		return derefConn(b.c), b.cerr
+	}
+	ns := b.d.Namespace
+	cfg, keyring := &corev1.Secret{}, &corev1.Secret{}
+	var missing []string
+	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: mutate.ConfigSecretName}, cfg); err != nil {
+		if !apierrors.IsNotFound(err) {
+			b.cerr = err
+			return ceph.Conn{}, err
+		}
+		missing = append(missing, "Secret "+mutate.ConfigSecretName)
+	}
+	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: mutate.AdminKeyringSecretName}, keyring); err != nil {
+		if !apierrors.IsNotFound(err) {
+			b.cerr = err
+			return ceph.Conn{}, err
+		}
+		missing = append(missing, "Secret "+mutate.AdminKeyringSecretName)
+	}
+	if len(missing) == 0 && (len(cfg.Data[mutate.ConfigSecretMonHostKey]) == 0 || len(keyring.Data[mutate.AdminKeyringKey]) == 0) {
+		missing = append(missing, fmt.Sprintf("keys %s/%s and %s/%s", mutate.ConfigSecretName, mutate.ConfigSecretMonHostKey, mutate.AdminKeyringSecretName, mutate.AdminKeyringKey))
+	}
+	if len(missing) > 0 {
+		b.cerr = fmt.Errorf("%w: namespace %s lacks %v", errClusterMissing, ns, missing)
+		return ceph.Conn{}, b.cerr
+	}
+	b.c = &ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[mutate.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[mutate.AdminKeyringKey]}
+	return *b.c, nil
+}
+
+func derefConn(c *ceph.Conn) ceph.Conn {
+	if c == nil {
+		return ceph.Conn{}
+	}
+	return *c
+}
+
+// ensureKeyring creates Secret rook-ceph-mgr-<id>-keyring from the cluster's
+// key for mgr.<id>, repairing the key's caps when they differ (EINVAL).
+func (b *bootstrapRun) ensureKeyring(ctx context.Context) error {
+	d, id, r := b.d, b.id, b.r
+	have := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: mutate.KeyringSecretName(id)}, have)
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	conn, err := b.conn(ctx)
+	if err != nil {
+		return err
+	}
+	entity := "mgr." + id
+	key, err := r.Ceph.GetOrCreateKey(ctx, conn, entity, r.Caps)
+	if ceph.IsInvalid(err) {
+		// The key exists with other caps: make them ours rather than fail forever.
+		if err = r.Ceph.SetCaps(ctx, conn, entity, r.Caps); err == nil {
+			r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyCapsRepaired, "Repair", "cephx key %s existed with other caps; caps set to %v", entity, r.Caps)
+			key, err = r.Ceph.GetKey(ctx, conn, entity)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	secret := keyringSecret(d, id, key, r.Caps)
+	if err := controllerutil.SetControllerReference(d, secret, r.Client.Scheme()); err != nil {
+		return err
+	}
+	apiWrites.Inc()
+	if err := r.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	r.Recorder.Eventf(d, secret, corev1.EventTypeNormal, ReasonKeyringCreated, "Create", "Secret %s holds the cephx key of %s", secret.Name, entity)
+	return nil
+}
+
+// enableModules turns on the wanted modules this release has and can run,
+// never toggling one already on; modules it lacks become a Warning Event.
+func (b *bootstrapRun) enableModules(ctx context.Context, conn ceph.Conn, want []string, prev Status, next *Status) error {
+	r, d := b.r, b.d
+	mods, err := r.Ceph.MgrModules(ctx, conn)
+	if err != nil {
+		return err
+	}
+	on := map[string]bool{}
+	for _, m := range append(slices.Clone(mods.AlwaysOn), mods.Enabled...) {
+		on[m] = true
+	}
+	canRun := map[string]string{} // name -> why not ("" when it can)
+	for _, m := range mods.Disabled {
+		canRun[m.Name] = ""
+		if !m.CanRun {
+			canRun[m.Name] = "cannot run: " + m.ErrorString
+		}
+	}
+	// Module options first: a module started with its ports set needs no restart.
+	if slices.Contains(want, "prometheus") && !on["prometheus"] {
+		port := containerPort(d, mutate.PortNameMetrics, mutate.PortMetrics)
+		if err := r.Ceph.ConfigSet(ctx, conn, "mgr."+b.id, "mgr/prometheus/server_port", strconv.Itoa(int(port))); err != nil {
+			return err
+		}
+	}
+	dashboardPort := containerPort(d, mutate.PortNameDash, mutate.PortDashboard)
+	if slices.Contains(want, "dashboard") && !on["dashboard"] {
+		for _, kv := range [][2]string{{"mgr/dashboard/ssl", "true"}, {"mgr/dashboard/ssl_server_port", strconv.Itoa(int(dashboardPort))}} {
+			if err := r.Ceph.ConfigSet(ctx, conn, "mgr."+b.id, kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
+	}
+
+	next.Modules, next.Unavailable = nil, nil
+	var enabled []string
+	for _, m := range want {
+		name := m
+		if alias, ok := moduleAliases[m]; ok && !on[m] {
+			if _, has := canRun[m]; !has && on[alias] {
+				name = alias // the successor is always on
+			}
+		}
+		if on[name] {
+			next.Modules = append(next.Modules, m)
+			continue
+		}
+		why, known := canRun[name]
+		if !known || why != "" {
+			if !known {
+				why = "this Ceph release has no such module"
+			}
+			next.Unavailable = append(next.Unavailable, m)
+			if !slices.Contains(prev.Unavailable, m) {
+				r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModuleUnavailable, "EnableModule", "mgr module %s skipped: %s", m, why)
+			}
+			continue
+		}
+		// Enabling restarts the mgr: retry what a restarting mgr answers.
+		if err := b.retry(ctx, func(ctx context.Context) error { return r.Ceph.EnableModule(ctx, conn, name) }); err != nil {
+			return fmt.Errorf("enabling mgr module %s: %w", name, err)
+		}
+		on[name] = true
+		enabled = append(enabled, m)
+		next.Modules = append(next.Modules, m)
+	}
+	if r.OrchestratorBackend != "" && slices.Contains(enabled, r.OrchestratorBackend) {
+		if err := b.retry(ctx, func(ctx context.Context) error {
+			return r.Ceph.SetOrchestratorBackend(ctx, conn, r.OrchestratorBackend)
+		}); err != nil {
+			return fmt.Errorf("setting the orchestrator backend: %w", err)
+		}
+	}
+	if len(enabled) > 0 {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonModulesEnabled, "EnableModule", "mgr modules enabled: %v", enabled)
+	}
+	next.Dashboard = prev.Dashboard && on["dashboard"]
+	if on["dashboard"] && slices.Contains(want, "dashboard") && !next.Dashboard {
+		if err := b.configureDashboard(ctx, conn, dashboardPort); err != nil {
+			return fmt.Errorf("configuring the dashboard: %w", err)
+		}
+		next.Dashboard = true
+	}
+	return nil
+}
+
+// configureDashboard makes the dashboard usable: a self-signed certificate
+// when it has none, and the admin user with the password kept in Secret
+// rook-ceph-dashboard-password.
+func (b *bootstrapRun) configureDashboard(ctx context.Context, conn ceph.Conn, port int32) error {
+	r, d := b.r, b.d
+	hasCert, err := r.Ceph.ConfigKeyExists(ctx, conn, "mgr/dashboard/crt")
+	if err != nil {
+		return err
+	}
+	if !hasCert {
+		if err := b.retry(ctx, func(ctx context.Context) error { return r.Ceph.DashboardSelfSignedCert(ctx, conn) }); err != nil {
+			return err
+		}
+	}
+	password, err := r.dashboardPassword(ctx, d)
+	if err != nil {
+		return err
+	}
+	if err := b.retry(ctx, func(ctx context.Context) error {
+		return r.Ceph.DashboardSetUser(ctx, conn, mutate.DashboardUser, "administrator", password)
+	}); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonDashboardReady, "ConfigureDashboard",
+		"dashboard on https port %d; user %q, password in Secret %s", port, mutate.DashboardUser, mutate.DashboardPasswordSecretName)
+	return nil
+}
+
+// dashboardPassword reads the namespace's dashboard password, creating the
+// Secret with a random one first. The Secret belongs to the cluster (the
+// namespace), not to one mgr, so it outlives any single mgr Deployment.
+func (r *Reconciler) dashboardPassword(ctx context.Context, d *appsv1.Deployment) ([]byte, error) {
+	s := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: d.Namespace, Name: mutate.DashboardPasswordSecretName}
+	err := r.APIReader.Get(ctx, key, s)
+	if err == nil && len(s.Data[mutate.DashboardPasswordKey]) > 0 {
+		return s.Data[mutate.DashboardPasswordKey], nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, err
+	}
+	password := []byte(base64.RawURLEncoding.EncodeToString(raw))
+	s = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: map[string]string{mutate.LabelApp: mutate.AppName, mutate.LabelRookCluster: d.Namespace}},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{mutate.DashboardPasswordKey: password},
+	}
+	apiWrites.Inc()
+	if err := r.Client.Create(ctx, s); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return r.dashboardPassword(ctx, d)
+		}
+		return nil, err
+	}
+	return password, nil
+}
+
+// retry repeats a step while the mgr restarts (EINVAL, EBUSY, EAGAIN, no
+// answer), with backoff, under ModuleTimeout (Rook's ExecuteCephCommandWithRetry).
+func (b *bootstrapRun) retry(ctx context.Context, step func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, b.r.ModuleTimeout)
+	defer cancel()
+	var last error
+	backoff := wait.Backoff{Duration: b.r.RetryInterval, Factor: 1.5, Jitter: 0.2, Steps: 1 << 20, Cap: 15 * time.Second}
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		last = step(ctx)
+		if last == nil {
+			return true, nil
+		}
+		if ceph.IsRetryable(last) {
+			return false, nil
+		}
+		return false, last
+	})
+	if err != nil && last != nil {
+		return last
+	}
+	return err
+}
+
+// finalize removes the cephx key of a deleted mgr, giving up after
+// FinalizerTimeout so that a lost cluster never holds the deletion hostage
+// (Rook left keys behind, rook#9860: we say so instead).
+func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id string) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+		return ctrl.Result{}, nil
+	}
+	b := &bootstrapRun{r: r, d: d, id: id}
+	entity := "mgr." + id
+	conn, err := b.conn(ctx)
+	if err == nil {
+		err = r.Ceph.RemoveKey(ctx, conn, entity)
+	}
+	if err == nil {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyRemoved, "Delete", "cephx key %s removed from Ceph", entity)
+	} else {
+		waited := time.Since(d.DeletionTimestamp.Time)
+		if waited < r.FinalizerTimeout {
+			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Delete",
+				"cannot remove cephx key %s yet (%v); retrying until %s", entity, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
+			return ctrl.Result{}, err
+		}
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandon, "Delete",
+			"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entity, r.FinalizerTimeout, err, entity)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	controllerutil.RemoveFinalizer(d, mutate.FinalizerCephxKey)
+	apiWrites.Inc()
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, d, patch))
+}

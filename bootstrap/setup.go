@@ -1,0 +1,94 @@
+package bootstrap
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+var (
+	reconciles = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "mgr_bootstrap_reconciles_total", Help: "Reconciles of mgr Deployments.",
+	})
+	apiWrites = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "mgr_bootstrap_api_writes_total", Help: "Kubernetes API writes (create, patch) made by the bootstrap controller.",
+	})
+)
+
+func init() { metrics.Registry.MustRegister(reconciles, apiWrites) }
+
+// CacheOptions restrict the manager's cache to what the controller needs:
+// objects labelled app=rook-ceph-mgr. It never caches other Secrets.
+func CacheOptions() cache.Options {
+	mgrObjects := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{mutate.LabelApp: mutate.AppName})}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&appsv1.Deployment{}: mgrObjects,
+		&corev1.Pod{}:        mgrObjects,
+		&corev1.Secret{}:     mgrObjects,
+		&corev1.Service{}:    mgrObjects,
+	}}
+}
+
+// SetupWithManager registers the controller: mgr Deployments, the Secrets and
+// Services they own (repaired when edited or deleted), and their pods (modules
+// wait for readiness).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("mgr-bootstrap").
+		For(&appsv1.Deployment{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: specOrIntentChanged})).
+		Owns(&corev1.Secret{}).
+		Owns(&corev1.Service{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfPod)).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: maxConcurrent,
+			// A cluster that does not answer is retried from 1s, doubling up to
+			// 5 minutes: backoff, never a hot loop.
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
+		}).
+		Complete(r)
+}
+
+// specOrIntentChanged ignores the controller's own status writes: only a new
+// generation, labels, the modules annotation, finalizers or deletion matter.
+func specOrIntentChanged(e event.UpdateEvent) bool {
+	o, n := e.ObjectOld, e.ObjectNew
+	return o.GetGeneration() != n.GetGeneration() ||
+		n.GetDeletionTimestamp() != nil ||
+		o.GetAnnotations()[mutate.AnnotationModules] != n.GetAnnotations()[mutate.AnnotationModules] ||
+		!labels.Equals(o.GetLabels(), n.GetLabels()) ||
+		len(o.GetFinalizers()) != len(n.GetFinalizers())
+}
+
+// deploymentsOfPod maps a mgr pod to the Deployments of its mgr id.
+func (r *Reconciler) deploymentsOfPod(ctx context.Context, o client.Object) []reconcile.Request {
+	id := o.GetLabels()[mutate.LabelMgrID]
+	if id == "" {
+		return nil
+	}
+	list := &appsv1.DeploymentList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingLabels{mutate.LabelMgrID: id}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, d := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&d)})
+	}
+	return reqs
+}

@@ -1,0 +1,117 @@
+// Command mgr-bootstrap runs the bootstrap controller for Ceph mgr
+// Deployments: keyring Secret, Services and mgr modules.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+)
+
+func main() {
+	o := bootstrap.DefaultOptions()
+	var (
+		leaderElect                 bool
+		leaderElectionNamespace     string
+		metricsAddr, probeAddr      string
+		cephBinary, modules, caps   string
+		cephTimeout, connectTimeout time.Duration
+		maxConcurrent               int
+	)
+	// --kubeconfig is registered by controller-runtime (in-cluster config when unset).
+	flag.BoolVar(&leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
+	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (the pod's namespace in-cluster)")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	flag.StringVar(&cephBinary, "ceph-binary", "ceph", "the ceph CLI")
+	flag.DurationVar(&cephTimeout, "ceph-timeout", 30*time.Second, "deadline of each ceph call (the CLI's connect timeout does not bound a stuck mgr)")
+	flag.DurationVar(&connectTimeout, "ceph-connect-timeout", 15*time.Second, "the ceph CLI's --connect-timeout")
+	flag.StringVar(&modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may override with annotation mgr.ceph.rook.io/modules)")
+	flag.StringVar(&caps, "caps", "mgr-profile", `caps of a mgr's cephx key: "mgr-profile" (mon 'allow profile mgr', mds/osd 'allow *', Rook's) or "allow-all" (the seed's 'allow *')`)
+	flag.StringVar(&o.OrchestratorBackend, "orchestrator-backend", o.OrchestratorBackend, "orchestrator backend set once its module is on; empty to skip")
+	flag.DurationVar(&o.ModuleTimeout, "module-timeout", o.ModuleTimeout, "how long one module step is retried while the mgr restarts")
+	flag.DurationVar(&o.FinalizerTimeout, "finalizer-timeout", o.FinalizerTimeout, "how long a deleted mgr waits for its cephx key to be removed before letting go")
+	flag.IntVar(&maxConcurrent, "max-concurrent-reconciles", 8, "mgr Deployments reconciled at once")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	switch caps {
+	case "mgr-profile":
+		o.Caps = bootstrap.DefaultCaps
+	case "allow-all":
+		o.Caps = bootstrap.SeedCaps
+	default:
+		fail(fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, caps))
+	}
+	o.Modules = nil
+	for _, m := range strings.Split(modules, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			o.Modules = append(o.Modules, m)
+		}
+	}
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fail(err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		fail(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         bootstrap.CacheOptions(),
+		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:        probeAddr,
+		LeaderElection:                leaderElect,
+		LeaderElectionID:              "mgr-bootstrap.mgr.ceph.rook.io",
+		LeaderElectionNamespace:       leaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		fail(err)
+	}
+	r := &bootstrap.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Ceph:      &ceph.Runner{Binary: cephBinary, Timeout: cephTimeout, ConnectTimeout: connectTimeout},
+		Recorder:  mgr.GetEventRecorder("mgr-bootstrap"),
+		Options:   o,
+	}
+	if err := r.SetupWithManager(mgr, maxConcurrent); err != nil {
+		fail(err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		fail(err)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		fail(err)
+	}
+	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "leaderElect", leaderElect)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	if err == nil {
+		err = errors.New("unknown error")
+	}
+	fmt.Fprintln(os.Stderr, "mgr-bootstrap:", err)
+	os.Exit(1)
+}
