@@ -148,7 +148,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	st := readStatus(d)
 	next := st
-	next.LastError = ""
+	next.LastError, next.ObservedGeneration = "", d.Generation
 	b := &bootstrapRun{r: r, d: d, id: id}
 
 	if err := r.ensureServices(ctx, d, id); err != nil {
@@ -187,7 +187,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := b.enableModules(ctx, conn, want, st, &next); err != nil {
 		return r.failed(ctx, d, next, err)
 	}
-	next.Phase, next.ObservedGeneration = PhaseReady, d.Generation
+	next.Phase = PhaseReady
 	return ctrl.Result{}, r.saveStatus(ctx, d, next)
 }
 
@@ -225,16 +225,24 @@ func (r *Reconciler) failed(ctx context.Context, d *appsv1.Deployment, st Status
 }
 
 // saveStatus patches the status annotation only when it changed.
+//
+// The API server bumps a Deployment's generation on every annotation change
+// (annotations are copied to ReplicaSets), so writing the status moves the
+// generation from g to g+1. The patch carries the resourceVersion it was
+// computed from, so g+1 is exactly the generation written, and recording it as
+// observed keeps the next reconcile at rest instead of chasing its own writes.
 func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st Status) error {
-	enc := st.encode()
-	if d.Annotations[mutate.AnnotationBootstrapStatus] == enc {
+	if d.Annotations[mutate.AnnotationBootstrapStatus] == st.encode() {
 		return nil
 	}
-	patch := client.MergeFrom(d.DeepCopy())
+	if st.ObservedGeneration == d.Generation {
+		st.ObservedGeneration++
+	}
+	patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	if d.Annotations == nil {
 		d.Annotations = map[string]string{}
 	}
-	d.Annotations[mutate.AnnotationBootstrapStatus] = enc
+	d.Annotations[mutate.AnnotationBootstrapStatus] = st.encode()
 	apiWrites.Inc()
 	return r.Client.Patch(ctx, d, patch)
 }
@@ -555,11 +563,11 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 	if err == nil {
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyRemoved, "Delete", "cephx key %s removed from Ceph", entity)
 	} else {
-		waited := time.Since(d.DeletionTimestamp.Time)
-		if waited < r.FinalizerTimeout {
+		if remaining := time.Until(d.DeletionTimestamp.Add(r.FinalizerTimeout)); remaining > 0 {
 			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Delete",
 				"cannot remove cephx key %s yet (%v); retrying until %s", entity, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
-			return ctrl.Result{}, err
+			// Retry on our own clock, never past the deadline.
+			return ctrl.Result{RequeueAfter: min(remaining, 10*time.Second)}, nil
 		}
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandon, "Delete",
 			"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entity, r.FinalizerTimeout, err, entity)

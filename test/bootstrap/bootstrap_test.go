@@ -1,0 +1,332 @@
+package bootstrap_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// TestMgrBootstrap follows mgr "a" of rook-ceph from creation to a usable
+// mgr: keyring and Services first, modules only once the pod is Ready.
+func TestMgrBootstrap(t *testing.T) {
+	ctx := context.Background()
+	c := cephs[nsMain]
+	d := mgrDeployment(t, nsMain, "a", 0, nil)
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+
+	// The keyring Secret holds exactly the cluster's key for mgr.a.
+	secret := &corev1.Secret{}
+	eventually(t, 30*time.Second, "keyring Secret", func(ctx context.Context) (bool, error) {
+		return get(ctx, nsMain, "rook-ceph-mgr-a-keyring", secret) == nil, nil
+	})
+	key, err := c.GetKey(ctx, "mgr.a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("[mgr.a]\n\tkey = %s\n\tcaps mon = \"allow profile mgr\"\n\tcaps mds = \"allow *\"\n\tcaps osd = \"allow *\"\n", key)
+	if got := string(secret.Data["keyring"]); got != want {
+		t.Errorf("keyring Secret:\n%s\nwant:\n%s", got, want)
+	}
+	assertOwnedBy(t, secret.OwnerReferences, d.Name)
+
+	// Services select mgr a and target the named container ports.
+	for name, port := range map[string]int32{"rook-ceph-mgr-a": 9283, "rook-ceph-mgr-a-dashboard": 8443} {
+		svc := &corev1.Service{}
+		eventually(t, 10*time.Second, "Service "+name, func(ctx context.Context) (bool, error) {
+			return get(ctx, nsMain, name, svc) == nil, nil
+		})
+		p := svc.Spec.Ports[0]
+		if p.Port != port || p.TargetPort.Type != intstr.String || svc.Spec.Selector["mgr"] != "a" || svc.Spec.Selector["app"] != "rook-ceph-mgr" {
+			t.Errorf("Service %s: ports %+v selector %v", name, svc.Spec.Ports, svc.Spec.Selector)
+		}
+		assertOwnedBy(t, svc.OwnerReferences, d.Name)
+	}
+
+	// No pod yet: the modules wait.
+	waitPhase(t, nsMain, d.Name, bootstrap.PhaseWaitingForPod, 20*time.Second)
+	for _, m := range []string{"prometheus", "dashboard", "rook"} {
+		if enabledModules(t, c)[m] {
+			t.Fatalf("module %s enabled before the mgr pod was Ready", m)
+		}
+	}
+
+	// One replica: kwok makes the pod Ready and the modules follow.
+	scale(t, nsMain, d.Name, 1)
+	st := waitPhase(t, nsMain, d.Name, bootstrap.PhaseReady, 4*time.Minute)
+	on := enabledModules(t, c)
+	for _, m := range []string{"prometheus", "dashboard", "rook"} {
+		if !on[m] {
+			t.Errorf("ceph mgr module ls: %s not enabled (enabled: %v)", m, on)
+		}
+	}
+	if !slices.Contains(st.Modules, "orchestrator_cli") || !st.Dashboard || st.ObservedGeneration == 0 {
+		t.Errorf("status %+v: want orchestrator_cli (always-on successor), dashboard done, observedGeneration", st)
+	}
+	reasons := eventReasons(t, nsMain, d.Name)
+	for _, r := range []string{bootstrap.ReasonKeyringCreated, bootstrap.ReasonServicesReady, bootstrap.ReasonModulesEnabled, bootstrap.ReasonDashboardReady} {
+		if reasons[r] == "" {
+			t.Errorf("no %s Event (have %v)", r, reasons)
+		}
+	}
+	for r, note := range reasons {
+		if strings.Contains(note, key) {
+			t.Errorf("Event %s carries the key", r)
+		}
+	}
+
+	// The dashboard is usable: the admin user logs in with the Secret's password.
+	pw := &corev1.Secret{}
+	if err := get(ctx, nsMain, mutate.DashboardPasswordSecretName, pw); err != nil {
+		t.Fatal(err)
+	}
+	login, _ := json.Marshal(map[string]string{"username": "admin", "password": string(pw.Data["password"])})
+	httpc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed by design
+	eventually(t, 90*time.Second, "dashboard login", func(context.Context) (bool, error) {
+		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("https://127.0.0.1:%d/api/auth", c.DashboardPort), bytes.NewReader(login))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/vnd.ceph.api.v1.0+json")
+		resp, err := httpc.Do(req)
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusCreated, fmt.Errorf("status %d", resp.StatusCode)
+	})
+	eventually(t, 60*time.Second, "prometheus metrics", func(context.Context) (bool, error) {
+		resp, err := httpc.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", c.PrometheusPort))
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+// TestQuietAtRest: a reconcile of a bootstrapped mgr makes no ceph call and
+// no API write.
+func TestQuietAtRest(t *testing.T) {
+	ctx := context.Background()
+	name := "rook-ceph-mgr-a"
+	if s := status(t, nsMain, name); s.Phase != bootstrap.PhaseReady {
+		t.Fatalf("needs TestMgrBootstrap's mgr: phase %s", s.Phase)
+	}
+	cephCalls := metric(t, "mgr_bootstrap_ceph_calls_total", nil)
+	writes := metric(t, "mgr_bootstrap_api_writes_total", nil)
+	reconciles := metric(t, "mgr_bootstrap_reconciles_total", nil)
+
+	d := &appsv1.Deployment{}
+	if err := get(ctx, nsMain, name, d); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Labels["touched"] = "yes" // passes the controller's predicate: a reconcile follows
+	if err := k8s.Patch(ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "a reconcile", func(context.Context) (bool, error) {
+		return metric(t, "mgr_bootstrap_reconciles_total", nil) > reconciles, nil
+	})
+	time.Sleep(time.Second)
+	after := &appsv1.Deployment{}
+	_ = get(ctx, nsMain, name, after)
+	t.Logf("generation %d -> %d, status %s -> %s", d.Generation, after.Generation, d.Annotations[mutate.AnnotationBootstrapStatus], after.Annotations[mutate.AnnotationBootstrapStatus])
+	if got := metric(t, "mgr_bootstrap_ceph_calls_total", nil); got != cephCalls {
+		t.Errorf("%v ceph calls at rest, want 0", got-cephCalls)
+	}
+	if got := metric(t, "mgr_bootstrap_api_writes_total", nil); got != writes {
+		t.Errorf("%v API writes at rest, want 0", got-writes)
+	}
+}
+
+func TestServicesHeal(t *testing.T) {
+	ctx := context.Background()
+	old := &corev1.Service{}
+	if err := get(ctx, nsMain, "rook-ceph-mgr-a", old); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "metrics Service recreated", func(ctx context.Context) (bool, error) {
+		s := &corev1.Service{}
+		return get(ctx, nsMain, "rook-ceph-mgr-a", s) == nil && s.UID != old.UID, nil
+	})
+
+	dash := &corev1.Service{}
+	if err := get(ctx, nsMain, "rook-ceph-mgr-a-dashboard", dash); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(dash.DeepCopy())
+	dash.Spec.Ports[0].Port = 9999
+	dash.Spec.Selector["mgr"] = "z"
+	if err := k8s.Patch(ctx, dash, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "dashboard Service repaired", func(ctx context.Context) (bool, error) {
+		s := &corev1.Service{}
+		return get(ctx, nsMain, "rook-ceph-mgr-a-dashboard", s) == nil && s.Spec.Ports[0].Port == 8443 && s.Spec.Selector["mgr"] == "a", nil
+	})
+	waitEvent(t, nsMain, "rook-ceph-mgr-a", bootstrap.ReasonServiceRepaired, 10*time.Second)
+}
+
+// TestKeyWithOtherCapsIsRepaired, then deleted with its Deployment.
+func TestKeyWithOtherCapsIsRepairedAndRemoved(t *testing.T) {
+	ctx := context.Background()
+	c := cephs[nsMain]
+	if _, err := c.Ceph(ctx, "auth", "get-or-create", "mgr.x", "mon", "allow *"); err != nil {
+		t.Fatal(err)
+	}
+	d := mgrDeployment(t, nsMain, "x", 0, nil)
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{}
+	eventually(t, 30*time.Second, "keyring Secret of mgr.x", func(ctx context.Context) (bool, error) {
+		return get(ctx, nsMain, "rook-ceph-mgr-x-keyring", secret) == nil, nil
+	})
+	out, err := c.Ceph(ctx, "auth", "get", "mgr.x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"mon":"allow profile mgr"`) {
+		t.Errorf("caps not repaired: %s", out)
+	}
+	key, _ := c.GetKey(ctx, "mgr.x")
+	if !strings.Contains(string(secret.Data["keyring"]), "key = "+key+"\n") {
+		t.Error("the Secret does not hold the existing key")
+	}
+	waitEvent(t, nsMain, d.Name, bootstrap.ReasonKeyCapsRepaired, 10*time.Second)
+
+	// Deletion removes the key; the garbage collector takes Secret and Services.
+	if err := k8s.Delete(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "Deployment gone", func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(get(ctx, nsMain, d.Name, &appsv1.Deployment{})), nil
+	})
+	if _, err := c.GetKey(ctx, "mgr.x"); err == nil || !strings.Contains(err.Error(), "ENOENT") {
+		t.Errorf("mgr.x key still in Ceph: %v", err)
+	}
+	for _, o := range []client.Object{&corev1.Secret{}, &corev1.Service{}, &corev1.Service{}} {
+		name := map[string]string{"*v1.Secret": "rook-ceph-mgr-x-keyring"}[fmt.Sprintf("%T", o)]
+		if name == "" {
+			name = "rook-ceph-mgr-x"
+		}
+		eventually(t, 60*time.Second, "garbage collection of "+name, func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(get(ctx, nsMain, name, o)), nil
+		})
+	}
+	eventually(t, 60*time.Second, "garbage collection of the dashboard Service", func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(get(ctx, nsMain, "rook-ceph-mgr-x-dashboard", &corev1.Service{})), nil
+	})
+}
+
+// TestUnreachableCluster: a mon that never answers gives a CephUnavailable
+// Event and status, retried with backoff; deletion is not held hostage.
+func TestUnreachableCluster(t *testing.T) {
+	ctx := context.Background()
+	d := mgrDeployment(t, nsDown, "a", 0, nil)
+	before := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"result": "unavailable"})
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, nsDown, d.Name, bootstrap.ReasonCephUnavailable, 30*time.Second)
+	st := waitPhase(t, nsDown, d.Name, bootstrap.PhaseCephUnavailable, 10*time.Second)
+	if !strings.Contains(st.LastError, "unreachable") {
+		t.Errorf("lastError %q", st.LastError)
+	}
+	time.Sleep(12 * time.Second)
+	calls := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"result": "unavailable"}) - before
+	// Each call waits 2s for the mon, then 1s, 2s, 4s, 8s of backoff: about 4
+	// calls in these ~15s. A hot loop would make dozens.
+	if calls < 2 || calls > 6 {
+		t.Errorf("%v ceph calls against an unreachable cluster in ~15s; want 2-6 (backoff)", calls)
+	}
+
+	start := time.Now()
+	if err := k8s.Delete(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, finalizerTimeout+60*time.Second, "Deployment released", func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(get(ctx, nsDown, d.Name, &appsv1.Deployment{})), nil
+	})
+	if waited := time.Since(start); waited < finalizerTimeout-time.Second {
+		t.Errorf("released after %s, before the finalizer timeout %s", waited, finalizerTimeout)
+	}
+	if note := eventReasons(t, nsDown, d.Name)[bootstrap.ReasonKeyRemovalAbandon]; !strings.Contains(note, "ceph auth rm mgr.a") {
+		t.Errorf("no %s Event telling the user what to do: %q", bootstrap.ReasonKeyRemovalAbandon, note)
+	}
+}
+
+// TestTwoClustersKeptApart: mgr "a" of ceph-east gets ceph-east's key and
+// modules, with its own module list from the annotation.
+func TestTwoClustersKeptApart(t *testing.T) {
+	ctx := context.Background()
+	east, main := cephs[nsEast], cephs[nsMain]
+	mainKey, _ := main.GetKey(ctx, "mgr.a")
+	d := mgrDeployment(t, nsEast, "a", 1, map[string]string{mutate.AnnotationModules: "prometheus"})
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	st := waitPhase(t, nsEast, d.Name, bootstrap.PhaseReady, 2*time.Minute)
+	secret := &corev1.Secret{}
+	if err := get(ctx, nsEast, "rook-ceph-mgr-a-keyring", secret); err != nil {
+		t.Fatal(err)
+	}
+	eastKey, _ := east.GetKey(ctx, "mgr.a")
+	if !strings.Contains(string(secret.Data["keyring"]), "key = "+eastKey+"\n") || eastKey == mainKey {
+		t.Error("ceph-east's keyring Secret does not hold ceph-east's key")
+	}
+	if k, _ := main.GetKey(ctx, "mgr.a"); k != mainKey {
+		t.Error("rook-ceph's mgr.a key changed")
+	}
+	on := enabledModules(t, east)
+	if !on["prometheus"] || on["dashboard"] || on["rook"] {
+		t.Errorf("ceph-east modules %v; want prometheus only (annotation)", on)
+	}
+	if !slices.Equal(st.Modules, []string{"prometheus"}) || st.Dashboard {
+		t.Errorf("status %+v", st)
+	}
+}
+
+func scale(t *testing.T, ns, name string, replicas int32) {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := get(context.Background(), ns, name, d); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Replicas = &replicas
+	if err := k8s.Patch(context.Background(), d, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func assertOwnedBy(t *testing.T, refs []metav1.OwnerReference, name string) {
+	t.Helper()
+	for _, r := range refs {
+		if r.Kind == "Deployment" && r.Name == name && r.Controller != nil && *r.Controller {
+			return
+		}
+	}
+	t.Errorf("not owned by Deployment %s: %v", name, refs)
+}

@@ -1,0 +1,167 @@
+package bootstrap_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// mgrDeployment is the shipped minimal example for mgr id in ns, completed as
+// the webhook would, with the module ports of that namespace's Ceph cluster
+// (set as user values, which completion keeps) so clusters share the host.
+func mgrDeployment(t *testing.T, ns, id string, replicas int32, anns map[string]string) *appsv1.Deployment {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(root + "/manifests/examples/minimal-mgr.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{}
+	if err := yaml.UnmarshalStrict(data, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Namespace, d.Name, d.Labels[mutate.LabelMgrID], d.Annotations = ns, "rook-ceph-mgr-"+id, id, anns
+	d.Spec.Replicas = &replicas
+	info := mutate.ClusterInfo{Namespace: ns, FSID: "00000000-0000-4000-8000-000000000000"}
+	if c := cephs[ns]; c != nil {
+		info.FSID = c.FSID
+		d.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{
+			{Name: mutate.PortNameMetrics, ContainerPort: int32(c.PrometheusPort)},
+			{Name: mutate.PortNameDash, ContainerPort: int32(c.DashboardPort)},
+		}
+	}
+	p := mutate.DefaultPolicy()
+	res, errs := mutate.Complete(d, info, p)
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return res.Deployment
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s (last error: %v)", what, timeout, last)
+	}
+}
+
+func get(ctx context.Context, ns, name string, o client.Object) error {
+	return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, o)
+}
+
+func status(t *testing.T, ns, name string) bootstrap.Status {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := get(context.Background(), ns, name, d); err != nil {
+		t.Fatal(err)
+	}
+	var s bootstrap.Status
+	if v := d.Annotations[mutate.AnnotationBootstrapStatus]; v != "" {
+		if err := yaml.Unmarshal([]byte(v), &s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func waitPhase(t *testing.T, ns, name string, phase bootstrap.Phase, timeout time.Duration) bootstrap.Status {
+	t.Helper()
+	var s bootstrap.Status
+	eventually(t, timeout, "phase "+string(phase), func(context.Context) (bool, error) {
+		s = status(t, ns, name)
+		return s.Phase == phase, nil
+	})
+	return s
+}
+
+// eventReasons lists the reasons of the Events about a Deployment.
+func eventReasons(t *testing.T, ns, name string) map[string]string {
+	t.Helper()
+	list := &eventsv1.EventList{}
+	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "Deployment" && e.Regarding.Name == name {
+			out[e.Reason] = e.Note
+		}
+	}
+	return out
+}
+
+func waitEvent(t *testing.T, ns, name, reason string, timeout time.Duration) string {
+	t.Helper()
+	var note string
+	eventually(t, timeout, "event "+reason, func(context.Context) (bool, error) {
+		note = eventReasons(t, ns, name)[reason]
+		return note != "", nil
+	})
+	return note
+}
+
+// metric sums a counter of the controller-runtime registry over the series
+// whose labels match.
+func metric(t *testing.T, name string, match map[string]string) float64 {
+	t.Helper()
+	mfs, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range match {
+				if labels[k] != v {
+					continue series
+				}
+			}
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+func enabledModules(t *testing.T, c *cephtest.Cluster) map[string]bool {
+	t.Helper()
+	mods, err := c.EnabledModules(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, m := range mods {
+		out[m] = true
+	}
+	return out
+}

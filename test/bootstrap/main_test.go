@@ -1,0 +1,135 @@
+// Package bootstrap_test tests the bootstrap controller against real parts:
+// etcd + kube-apiserver, kube-controller-manager, kube-scheduler and kwok (so
+// mgr pods really become Ready and owned objects are garbage-collected), and
+// two throwaway Ceph clusters (mon + mgr on loopback).
+package bootstrap_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+var (
+	k8s client.Client
+	// cephs maps a namespace to its real Ceph cluster.
+	cephs = map[string]*cephtest.Cluster{}
+)
+
+const (
+	nsMain = "rook-ceph"
+	nsEast = "ceph-east"
+	// nsDown's cluster objects point at a mon that does not exist.
+	nsDown = "ceph-down"
+	// finalizerTimeout is short so the lost-cluster deletion test is quick.
+	finalizerTimeout = 8 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bootstrap tests:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// The two Ceph clusters start while the control plane does.
+	var wg sync.WaitGroup
+	var cephErr error
+	var mu sync.Mutex
+	for _, ns := range []string{nsMain, nsEast} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := cephtest.Start(ctx, cephtest.Options{})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				cephErr = err
+				return
+			}
+			cephs[ns] = c
+		}()
+	}
+	defer func() {
+		for _, c := range cephs {
+			c.Stop()
+		}
+	}()
+
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		return 1, err
+	}
+	defer api.Stop()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	if k8s, err = client.New(api.Config, client.Options{Scheme: scheme}); err != nil {
+		return 1, err
+	}
+	w, err := testenv.StartWorkloads(ctx, api, k8s)
+	if err != nil {
+		return 1, err
+	}
+	defer w.Stop()
+	wg.Wait()
+	if cephErr != nil {
+		return 1, cephErr
+	}
+
+	for ns, c := range cephs {
+		cc := testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring, CephConf: "[global]\nmon_host = " + c.MonHost + "\n"}
+		if err := cc.Create(ctx, k8s); err != nil {
+			return 1, err
+		}
+	}
+	down := testenv.CephCluster{Namespace: nsDown, FSID: "00000000-0000-4000-8000-000000000000", MonHost: "v2:127.0.0.1:1", Members: "a",
+		AdminKeyring: cephs[nsMain].AdminKeyring, CephConf: "[global]\n"}
+	if err := down.Create(ctx, k8s); err != nil {
+		return 1, err
+	}
+
+	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{
+		Scheme: scheme, Cache: bootstrap.CacheOptions(), Metrics: metricsserver.Options{BindAddress: "0"},
+	})
+	if err != nil {
+		return 1, err
+	}
+	opts := bootstrap.DefaultOptions()
+	opts.FinalizerTimeout = finalizerTimeout
+	opts.RetryInterval = time.Second
+	r := &bootstrap.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Ceph:     &ceph.Runner{ConnectTimeout: 2 * time.Second, Timeout: 20 * time.Second},
+		Recorder: mgr.GetEventRecorder("mgr-bootstrap"),
+		Options:  opts,
+	}
+	if err := r.SetupWithManager(mgr, 4); err != nil {
+		return 1, err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "controller manager:", err)
+		}
+	}()
+	return m.Run(), nil
+}
