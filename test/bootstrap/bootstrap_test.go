@@ -278,12 +278,13 @@ func TestUnreachableCluster(t *testing.T) {
 }
 
 // TestTwoClustersKeptApart: mgr "a" of ceph-east gets ceph-east's key and
-// modules, with its own module list from the annotation.
+// modules, with its own module list from the annotation; a module this
+// release lacks is a Warning Event, not a failure.
 func TestTwoClustersKeptApart(t *testing.T) {
 	ctx := context.Background()
 	east, main := cephs[nsEast], cephs[nsMain]
 	mainKey, _ := main.GetKey(ctx, "mgr.a")
-	d := mgrDeployment(t, nsEast, "a", 1, map[string]string{mutate.AnnotationModules: "prometheus"})
+	d := mgrDeployment(t, nsEast, "a", 1, map[string]string{mutate.AnnotationModules: "prometheus, influxdb2"})
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
@@ -301,10 +302,13 @@ func TestTwoClustersKeptApart(t *testing.T) {
 	}
 	on := enabledModules(t, east)
 	if !on["prometheus"] || on["dashboard"] || on["rook"] {
-		t.Errorf("ceph-east modules %v; want prometheus only (annotation)", on)
+		t.Errorf("ceph-east modules %v; want prometheus and no dashboard/rook (annotation)", on)
 	}
-	if !slices.Equal(st.Modules, []string{"prometheus"}) || st.Dashboard {
+	if !slices.Equal(st.Modules, []string{"prometheus"}) || !slices.Equal(st.Unavailable, []string{"influxdb2"}) || st.Dashboard {
 		t.Errorf("status %+v", st)
+	}
+	if note := eventReasons(t, nsEast, d.Name)[bootstrap.ReasonModuleUnavailable]; !strings.Contains(note, "influxdb2") {
+		t.Errorf("no %s Event for influxdb2: %q", bootstrap.ReasonModuleUnavailable, note)
 	}
 }
 
