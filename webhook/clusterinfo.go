@@ -123,6 +123,9 @@ func (c *ClusterInfoCache) Start(ctx context.Context) error {
 	return nil
 }
 
+// NeedLeaderElection: every replica answers admissions from its own cache.
+func (c *ClusterInfoCache) NeedLeaderElection() bool { return false }
+
 // HasSynced reports whether every informer has listed once.
 func (c *ClusterInfoCache) HasSynced() bool {
 	if !c.mon.HasSynced() {

@@ -3,20 +3,27 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/rook-mgr/mgr-webhook/certs"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
@@ -24,7 +31,11 @@ import (
 type options struct {
 	certDir, host, policyFile, metricsAddr, probeAddr string
 	port                                              int
-	enableHTTP2, printPolicy                          bool
+	enableHTTP2, printPolicy, leaderElect             bool
+
+	// Self-signed certificate mode.
+	certMode, certSecret, namespace, serviceName, webhookConfig, extraSANs string
+	caLifetime, certLifetime, certCheckInterval                            time.Duration
 }
 
 func main() {
@@ -39,6 +50,16 @@ func main() {
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve HTTP/2 as well (off: HTTP/1.1 only)")
 	flag.BoolVar(&o.printPolicy, "print-policy", false, "print the effective policy as YAML and exit")
+	flag.StringVar(&o.certMode, "cert-mode", "files", `"files": serve tls.crt/tls.key from --cert-dir as provided (cert-manager, or by hand); "self-signed": create and rotate a CA and serving certificate in Secret --cert-secret and inject the CA into the webhook configurations`)
+	flag.StringVar(&o.certSecret, "cert-secret", "mgr-webhook-certs", "self-signed: the Secret holding the CA and serving certificate")
+	flag.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "self-signed: namespace of the Secret and Service (default $POD_NAMESPACE)")
+	flag.StringVar(&o.serviceName, "service-name", "mgr-webhook", "self-signed: the webhook's Service, whose DNS names the certificate covers")
+	flag.StringVar(&o.webhookConfig, "webhook-config-name", "mgr-webhook", "self-signed: name of the Mutating- and ValidatingWebhookConfiguration to inject the CA into")
+	flag.StringVar(&o.extraSANs, "cert-extra-sans", "", "self-signed: more DNS names or IPs for the certificate, comma-separated")
+	flag.DurationVar(&o.caLifetime, "ca-lifetime", certs.DefaultLifetimes.CA, "self-signed: CA lifetime (renewed with a third left)")
+	flag.DurationVar(&o.certLifetime, "cert-lifetime", certs.DefaultLifetimes.Serving, "self-signed: serving certificate lifetime (renewed with a third left)")
+	flag.DurationVar(&o.certCheckInterval, "cert-check-interval", time.Minute, "self-signed: how often certificates and caBundles are checked")
+	flag.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader among replicas; only the leader rotates certificates")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -76,10 +97,21 @@ func run(o options) error {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
 	}
+	if o.certMode == "self-signed" {
+		if err := setupSelfSigned(cfg, scheme, o); err != nil {
+			return err
+		}
+	} else if o.certMode != "files" {
+		return fmt.Errorf(`--cert-mode must be "files" or "self-signed", got %q`, o.certMode)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress: o.probeAddr,
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "mgr-webhook.mgr.ceph.rook.io",
+		LeaderElectionNamespace:       o.namespace,
+		LeaderElectionReleaseOnCancel: true,
 		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{
 			Host: o.host, Port: o.port, CertDir: o.certDir, TLSOpts: webhook.TLSOptions(o.enableHTTP2),
 		}),
@@ -95,6 +127,19 @@ func run(o options) error {
 		return err
 	}
 	webhook.Register(mgr.GetWebhookServer(), scheme, clusters, policy)
+	if o.certMode == "self-signed" {
+		rot, syncer, err := selfSigned(cfg, scheme, o)
+		if err != nil {
+			return err
+		}
+		rot.Recorder = mgr.GetEventRecorder("mgr-webhook")
+		if err := mgr.Add(rot); err != nil {
+			return err
+		}
+		if err := mgr.Add(syncer); err != nil {
+			return err
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -113,4 +158,42 @@ func run(o options) error {
 	}
 	ctrl.Log.Info("starting mgr-webhook", "port", o.port, "certDir", o.certDir, "policy", o.policyFile)
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// selfSigned builds the certificate rotator (leader only) and syncer (every replica).
+func selfSigned(cfg *rest.Config, scheme *runtime.Scheme, o options) (*certs.Rotator, *certs.Syncer, error) {
+	if o.namespace == "" {
+		return nil, nil, errors.New("--cert-mode=self-signed needs --namespace (or $POD_NAMESPACE)")
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	rot := &certs.Rotator{
+		Client: cl, Namespace: o.namespace, SecretName: o.certSecret, WebhookConfigName: o.webhookConfig,
+		Hosts:     certs.ServiceHosts(o.serviceName, o.namespace, strings.Split(o.extraSANs, ",")...),
+		Lifetimes: certs.Lifetimes{CA: o.caLifetime, Serving: o.certLifetime},
+		Interval:  o.certCheckInterval,
+	}
+	return rot, &certs.Syncer{Clientset: cs, Namespace: o.namespace, SecretName: o.certSecret, CertDir: o.certDir}, nil
+}
+
+// setupSelfSigned makes sure a serving certificate exists and is in --cert-dir
+// before the webhook server starts. Every replica may try the first write:
+// the Secret is written with optimistic concurrency, so only one wins.
+func setupSelfSigned(cfg *rest.Config, scheme *runtime.Scheme, o options) error {
+	rot, syncer, err := selfSigned(cfg, scheme, o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := rot.Ensure(ctx); err != nil {
+		ctrl.Log.Info("initial certificate check lost to another replica or failed; waiting for the Secret", "error", err.Error())
+	}
+	return syncer.WaitAndWrite(ctx, 2*time.Minute)
 }

@@ -1,0 +1,337 @@
+// Package certs gives the webhook its serving certificate without any other
+// component: a self-signed CA and a serving certificate kept in a Secret,
+// renewed well before expiry, served by every replica without a restart
+// (files in --cert-dir, reloaded by controller-runtime's certwatcher), and the
+// CA bundle kept in the webhook configurations.
+package certs
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"slices"
+	"time"
+)
+
+// Keys of the certificate Secret.
+const (
+	CACertKey  = "ca.crt" // PEM bundle: the current CA first, then older CAs still valid
+	CAKeyKey   = "ca.key"
+	TLSCertKey = "tls.crt"
+	TLSKeyKey  = "tls.key"
+)
+
+// Lifetimes say how long certificates live; each is renewed once less than a
+// third of its life remains.
+type Lifetimes struct {
+	CA, Serving time.Duration
+}
+
+// DefaultLifetimes: a 10-year CA and 90-day serving certificates.
+var DefaultLifetimes = Lifetimes{CA: 10 * 365 * 24 * time.Hour, Serving: 90 * 24 * time.Hour}
+
+// Hosts are the names the serving certificate must cover.
+type Hosts struct {
+	DNSNames []string
+	IPs      []net.IP
+}
+
+// ServiceHosts are the DNS names of a Service.
+func ServiceHosts(service, namespace string, extra ...string) Hosts {
+	h := Hosts{DNSNames: []string{service, service + "." + namespace, service + "." + namespace + ".svc", service + "." + namespace + ".svc.cluster.local"}}
+	for _, e := range extra {
+		if ip := net.ParseIP(e); ip != nil {
+			h.IPs = append(h.IPs, ip)
+		} else if e != "" {
+			h.DNSNames = append(h.DNSNames, e)
+		}
+	}
+	return h
+}
+
+// Plan decides what the Secret's data must become at now. trusted says
+// whether the webhook configurations already carry the current CA: a serving
+// certificate from a new CA is only issued once they do, so that no request
+// ever meets a certificate the API server does not trust yet. It returns the
+// new data and why it changed (nil reasons: keep as is).
+func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, trusted bool) (map[string][]byte, []string, error) {
+	out := map[string][]byte{}
+	for k, v := range data {
+		out[k] = v
+	}
+	var reasons []string
+
+	cas, caKey, caErr := parseCA(out[CACertKey], out[CAKeyKey])
+	if caErr != nil || needsRenewal(cas[0], now, life.CA) {
+		if caErr != nil {
+			reasons = append(reasons, "CA "+caErr.Error()+": new CA")
+			// Nothing verifiable to keep serving: issue from the new CA at once.
+			cas, trusted = nil, true
+		} else {
+			reasons = append(reasons, fmt.Sprintf("CA expires %s: new CA, the old one stays in the bundle", cas[0].NotAfter.UTC().Format(time.RFC3339)))
+			trusted = false
+		}
+		ca, key, err := newCA(now, life.CA)
+		if err != nil {
+			return nil, nil, err
+		}
+		cas, caKey = append([]*x509.Certificate{ca}, cas...), key
+	}
+	// Expired CAs leave the bundle.
+	cas = append(cas[:1], slices.DeleteFunc(cas[1:], func(c *x509.Certificate) bool { return !now.Before(c.NotAfter) })...)
+	if err := encodeCAs(cas, caKey, out); err != nil {
+		return nil, nil, err
+	}
+
+	why, byOlderCA := leafProblem(out[TLSCertKey], out[TLSKeyKey], cas, hosts, now, life.Serving)
+	if why != "" && !(byOlderCA && !trusted) {
+		certPEM, keyPEM, err := newServing(now, life.Serving, hosts, cas[0], caKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[TLSCertKey], out[TLSKeyKey] = certPEM, keyPEM
+		reasons = append(reasons, "serving certificate "+why+": new serving certificate")
+	}
+	// A serving certificate from an older CA is kept until the webhook
+	// configurations trust the new one; the next check replaces it.
+	changed := false
+	for _, k := range []string{CACertKey, CAKeyKey, TLSCertKey, TLSKeyKey} {
+		changed = changed || !bytes.Equal(out[k], data[k])
+	}
+	if !changed {
+		return data, nil, nil
+	}
+	if len(reasons) == 0 {
+		reasons = append(reasons, "expired CA dropped from the bundle")
+	}
+	return out, reasons, nil
+}
+
+// needsRenewal: less than a third of the configured lifetime remains (the
+// configured one, not NotAfter-NotBefore: NotBefore is backdated for skew).
+func needsRenewal(c *x509.Certificate, now time.Time, life time.Duration) bool {
+	return c.NotAfter.Sub(now) < life/3
+}
+
+// leafProblem says what is wrong with the serving certificate ("" if
+// nothing), and whether it is only that an older CA of the bundle signed it.
+func leafProblem(certPEM, keyPEM []byte, cas []*x509.Certificate, hosts Hosts, now time.Time, life time.Duration) (string, bool) {
+	if len(certPEM) == 0 || len(keyPEM) == 0 {
+		return "missing", false
+	}
+	leaf, err := tlsPair(certPEM, keyPEM)
+	if err != nil {
+		return "unusable (" + err.Error() + ")", false
+	}
+	if needsRenewal(leaf, now, life) {
+		return "expires " + leaf.NotAfter.UTC().Format(time.RFC3339), false
+	}
+	for _, n := range hosts.DNSNames {
+		if !slices.Contains(leaf.DNSNames, n) {
+			return "lacks the name " + n, false
+		}
+	}
+	for _, ip := range hosts.IPs {
+		if !slices.ContainsFunc(leaf.IPAddresses, ip.Equal) {
+			return "lacks the address " + ip.String(), false
+		}
+	}
+	if leaf.CheckSignatureFrom(cas[0]) == nil {
+		return "", false
+	}
+	for _, older := range cas[1:] {
+		if leaf.CheckSignatureFrom(older) == nil {
+			return "signed by the previous CA", true
+		}
+	}
+	return "signed by an unknown CA", false
+}
+
+// tlsPair parses a certificate and checks that the key matches it.
+func tlsPair(certPEM, keyPEM []byte) (*x509.Certificate, error) {
+	cert, err := parseCert(certPEM)
+	if err != nil {
+		return nil, err
+	}
+	key, err := parseKey(keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
+	if !ok || !pub.Equal(cert.PublicKey) {
+		return nil, errors.New("key does not match certificate")
+	}
+	return cert, nil
+}
+
+func parseCA(bundle, keyPEM []byte) ([]*x509.Certificate, crypto.Signer, error) {
+	if len(bundle) == 0 || len(keyPEM) == 0 {
+		return nil, nil, errors.New("missing")
+	}
+	var cas []*x509.Certificate
+	for rest := bundle; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, nil, errors.New("unparsable")
+		}
+		cas = append(cas, c)
+	}
+	if len(cas) == 0 || !cas[0].IsCA {
+		return nil, nil, errors.New("unparsable")
+	}
+	key, err := parseKey(keyPEM)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(cas[0].PublicKey) {
+		return nil, nil, errors.New("key does not match")
+	}
+	return cas, key, nil
+}
+
+func parseCert(p []byte) (*x509.Certificate, error) {
+	b, _ := pem.Decode(p)
+	if b == nil {
+		return nil, errors.New("not PEM")
+	}
+	return x509.ParseCertificate(b.Bytes)
+}
+
+func parseKey(p []byte) (crypto.Signer, error) {
+	b, _ := pem.Decode(p)
+	if b == nil {
+		return nil, errors.New("key not PEM")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+	if err != nil {
+		return nil, errors.New("key unparsable")
+	}
+	s, ok := k.(crypto.Signer)
+	if !ok {
+		return nil, errors.New("key cannot sign")
+	}
+	return s, nil
+}
+
+func encodeCAs(cas []*x509.Certificate, key crypto.Signer, out map[string][]byte) error {
+	var bundle bytes.Buffer
+	for _, c := range cas {
+		_ = pem.Encode(&bundle, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+	}
+	keyPEM, err := encodeKey(key)
+	if err != nil {
+		return err
+	}
+	out[CACertKey], out[CAKeyKey] = bundle.Bytes(), keyPEM
+	return nil
+}
+
+func encodeKey(k crypto.Signer) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+func serial() (*big.Int, error) {
+	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+}
+
+func newCA(now time.Time, life time.Duration) (*x509.Certificate, crypto.Signer, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          sn,
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("mgr-webhook-ca-%d", now.Unix())},
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(life),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, nil, err
+	}
+	ca, err := x509.ParseCertificate(der)
+	return ca, key, err
+}
+
+// newServing issues a serving certificate that never outlives its CA.
+func newServing(now time.Time, life time.Duration, hosts Hosts, ca *x509.Certificate, caKey crypto.Signer) ([]byte, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, nil, err
+	}
+	notAfter := now.Add(life)
+	if notAfter.After(ca.NotAfter) {
+		notAfter = ca.NotAfter
+	}
+	cn := "mgr-webhook"
+	if len(hosts.DNSNames) > 0 {
+		cn = hosts.DNSNames[0]
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: sn,
+		Subject:      pkix.Name{CommonName: cn},
+		DNSNames:     hosts.DNSNames,
+		IPAddresses:  hosts.IPs,
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := encodeKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
+}
+
+// Trusts reports whether caBundle (a webhook configuration's) contains the
+// current CA of the Secret data.
+func Trusts(caBundle []byte, data map[string][]byte) bool {
+	b, _ := pem.Decode(data[CACertKey])
+	if b == nil {
+		return false
+	}
+	for rest := caBundle; ; {
+		var c *pem.Block
+		c, rest = pem.Decode(rest)
+		if c == nil {
+			return false
+		}
+		if bytes.Equal(c.Bytes, b.Bytes) {
+			return true
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package certs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+)
+
+// Rotator keeps the certificate Secret valid and the webhook configurations'
+// caBundle equal to its CA bundle. Run it on one replica (leader election);
+// the Secret is written with optimistic concurrency, so a second writer can
+// only lose a conflict, never corrupt it.
+type Rotator struct {
+	Client   client.Client
+	Recorder recorder.EventRecorder // optional
+	// Namespace and SecretName locate the certificate Secret.
+	Namespace, SecretName string
+	// WebhookConfigName names both the Mutating- and the
+	// ValidatingWebhookConfiguration whose caBundle it keeps.
+	WebhookConfigName string
+	Hosts             Hosts
+	Lifetimes         Lifetimes
+	// Interval between checks; a hand-edited caBundle is restored by the next.
+	Interval time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// NeedLeaderElection: only the leader writes.
+func (r *Rotator) NeedLeaderElection() bool { return true }
+
+// Start checks at once and then every Interval until ctx ends.
+func (r *Rotator) Start(ctx context.Context) error {
+	log := logf.FromContext(ctx).WithName("cert-rotator")
+	t := time.NewTicker(r.Interval)
+	defer t.Stop()
+	for {
+		if err := r.Ensure(ctx); err != nil && ctx.Err() == nil {
+			log.Error(err, "certificate check failed; retrying at the next interval")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Ensure makes one check: renew or repair what Plan says, then inject the CA
+// bundle into the webhook configurations.
+func (r *Rotator) Ensure(ctx context.Context) error {
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	s := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.SecretName}, s)
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	trusted, err := r.configsTrust(ctx, s.Data)
+	if err != nil {
+		return err
+	}
+	data, reasons, err := Plan(now(), s.Data, r.Hosts, r.Lifetimes, trusted)
+	if err != nil {
+		return err
+	}
+	if reasons != nil {
+		if err := r.write(ctx, s, exists, data, reasons); err != nil {
+			return err
+		}
+	}
+	return r.inject(ctx, data[CACertKey])
+}
+
+func (r *Rotator) write(ctx context.Context, s *corev1.Secret, exists bool, data map[string][]byte, reasons []string) error {
+	log := logf.FromContext(ctx).WithName("cert-rotator")
+	repair := exists && len(s.Data) > 0 && isRepair(reasons)
+	if !exists {
+		s = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: r.SecretName, Namespace: r.Namespace, Labels: map[string]string{"app.kubernetes.io/name": "mgr-webhook"}},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       data,
+		}
+		if err := r.Client.Create(ctx, s); err != nil {
+			return fmt.Errorf("creating Secret %s/%s: %w", r.Namespace, r.SecretName, err)
+		}
+	} else {
+		s.Data = data
+		// s carries the resourceVersion it was read at: a concurrent writer
+		// makes this fail with a conflict instead of being overwritten.
+		if err := r.Client.Update(ctx, s); err != nil {
+			return fmt.Errorf("updating Secret %s/%s: %w", r.Namespace, r.SecretName, err)
+		}
+	}
+	log.Info("webhook certificates written", "secret", r.SecretName, "why", reasons)
+	if r.Recorder != nil {
+		kind, reason := corev1.EventTypeNormal, "CertificateRotated"
+		if repair {
+			kind, reason = corev1.EventTypeWarning, "CertificateRegenerated"
+		}
+		r.Recorder.Eventf(s, nil, kind, reason, "Rotate", "%s", strings.Join(reasons, "; "))
+	}
+	return nil
+}
+
+// isRepair: the Secret held something broken, not merely something old.
+func isRepair(reasons []string) bool {
+	for _, r := range reasons {
+		for _, bad := range []string{"unusable", "does not match", "unparsable", "unknown CA"} {
+			if strings.Contains(r, bad) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// configsTrust reports whether every webhook of both configurations carries
+// the Secret's current CA (true when none is installed: nothing to wait for).
+func (r *Rotator) configsTrust(ctx context.Context, data map[string][]byte) (bool, error) {
+	bundles, err := r.bundles(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, b := range bundles {
+		if !Trusts(b, data) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func (r *Rotator) bundles(ctx context.Context) ([][]byte, error) {
+	var out [][]byte
+	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, m); client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	for _, w := range m.Webhooks {
+		out = append(out, w.ClientConfig.CABundle)
+	}
+	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, v); client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	for _, w := range v.Webhooks {
+		out = append(out, w.ClientConfig.CABundle)
+	}
+	return out, nil
+}
+
+// inject sets caBundle on every webhook whose bundle differs.
+func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
+	log := logf.FromContext(ctx).WithName("cert-rotator")
+	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, m); err == nil {
+		changed := false
+		for i := range m.Webhooks {
+			if !bytes.Equal(m.Webhooks[i].ClientConfig.CABundle, bundle) {
+				m.Webhooks[i].ClientConfig.CABundle, changed = bundle, true
+			}
+		}
+		if changed {
+			if err := r.Client.Update(ctx, m); err != nil {
+				return err
+			}
+			log.Info("caBundle injected", "mutatingwebhookconfiguration", m.Name)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, v); err == nil {
+		changed := false
+		for i := range v.Webhooks {
+			if !bytes.Equal(v.Webhooks[i].ClientConfig.CABundle, bundle) {
+				v.Webhooks[i].ClientConfig.CABundle, changed = bundle, true
+			}
+		}
+		if changed {
+			if err := r.Client.Update(ctx, v); err != nil {
+				return err
+			}
+			log.Info("caBundle injected", "validatingwebhookconfiguration", v.Name)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
