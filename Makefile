@@ -8,7 +8,10 @@ GO         ?= go
 ASSETS      = $(shell ./hack/build-binaries.sh | tail -n1)
 TEST_FLAGS ?= -count=1 -timeout=20m
 
-.PHONY: all build test unit e2e bench demo run manifests lint fmt vet binaries clean help
+IMG_WEBHOOK   ?= ghcr.io/rook-mgr/mgr-webhook:v0.1.0
+IMG_BOOTSTRAP ?= ghcr.io/rook-mgr/mgr-bootstrap:v0.1.0
+
+.PHONY: all build test unit e2e bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build clean help
 
 all: build
 
@@ -21,7 +24,7 @@ build: ## build the binaries into bin/
 binaries: ## build kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubectl, kwok into the cache
 	./hack/build-binaries.sh
 
-test: ## run every test (unit, golden, real API server); fails on any skip
+test: verify ## lint, manifest drift, then every test (unit, golden, real API server, real Ceph); fails on any skip
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -json ./... | $(GO) run ./hack/testsummary
@@ -43,9 +46,17 @@ demo: build ## start a local control plane + webhook, apply the minimal example,
 run: build ## run the webhook against the current kubeconfig (certs in ./tmp/certs)
 	$(BIN)/mgr-webhook --cert-dir $(CURDIR)/tmp/certs $(RUN_FLAGS)
 
-manifests: ## build every kustomize overlay
-	kubectl kustomize manifests/base > /dev/null
-	@echo "manifests/base builds"
+manifests: ## regenerate RBAC and webhook configurations from the code's markers (controller-gen)
+	./hack/gen-manifests.sh
+
+verify-manifests: ## fail when the generated manifests drift from the markers
+	./hack/gen-manifests.sh verify
+
+verify: lint verify-manifests ## everything checked before the tests
+
+docker-build: ## build both images (needs a Docker engine; none runs on the dev machines)
+	docker build --target webhook -t $(IMG_WEBHOOK) .
+	docker build --target bootstrap -t $(IMG_BOOTSTRAP) .
 
 fmt: ## gofmt the tree
 	gofmt -w $$(git ls-files '*.go')

@@ -46,6 +46,17 @@ func CacheOptions() cache.Options {
 	}}
 }
 
+// RBAC of the controller; its cache watches only objects labelled
+// app=rook-ceph-mgr, and it reads the cluster Secrets by name.
+//
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mgr-webhook-system,resources=leases,verbs=get;create;update
+
 // SetupWithManager registers the controller: mgr Deployments, the Secrets and
 // Services they own (repaired when edited or deleted), and their pods (modules
 // wait for readiness).

@@ -16,6 +16,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
 
+// RBAC of the self-signed mode: its two webhook configurations by name, its
+// certificate Secret (create cannot be limited by name), its Events, and the
+// Lease of the leader election that picks the one writer.
+//
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;update,resourceNames=mgr-webhook
+// +kubebuilder:rbac:groups="",namespace=mgr-webhook-system,resources=secrets,verbs=create
+// +kubebuilder:rbac:groups="",namespace=mgr-webhook-system,resources=secrets,verbs=get;list;watch;update,resourceNames=mgr-webhook-certs
+// +kubebuilder:rbac:groups=events.k8s.io,namespace=mgr-webhook-system,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",namespace=mgr-webhook-system,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mgr-webhook-system,resources=leases,verbs=get;create;update
+
 // Rotator keeps the certificate Secret valid and the webhook configurations'
 // caBundle equal to its CA bundle. Run it on one replica (leader election);
 // the Secret is written with optimistic concurrency, so a second writer can

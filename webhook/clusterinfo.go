@@ -56,6 +56,12 @@ type ClusterInfoCache struct {
 	start   []func(<-chan struct{})
 }
 
+// RBAC: only the named cluster objects. List and watch are allowed by name
+// because every informer lists with a metadata.name field selector.
+//
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,resourceNames=rook-ceph-mon;rook-ceph-config;rook-ceph-admin-keyring
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch,resourceNames=rook-ceph-config
+
 // NewClusterInfoCache builds the informers; Start runs them.
 func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {
 	cs, err := kubernetes.NewForConfig(cfg)

@@ -10,6 +10,16 @@ import (
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
+// The webhook configurations are generated from these markers into
+// manifests/base/webhook/generated (make manifests); kustomize adds what
+// controller-gen cannot express: objectSelector, namespaceSelector and
+// matchConditions.
+//
+// +kubebuilder:webhookconfiguration:mutating=true,name=mgr-webhook
+// +kubebuilder:webhookconfiguration:mutating=false,name=mgr-webhook
+// +kubebuilder:webhook:path=/mutate-apps-v1-deployment,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=mutate.mgr.ceph.rook.io,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=mgr-webhook,serviceNamespace=mgr-webhook-system,servicePort=443
+// +kubebuilder:webhook:path=/validate-apps-v1-deployment,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=validate.mgr.ceph.rook.io,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=mgr-webhook,serviceNamespace=mgr-webhook-system,servicePort=443
+
 // Paths the webhook configurations point at.
 const (
 	MutatePath   = "/mutate-apps-v1-deployment"

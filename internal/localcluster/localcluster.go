@@ -67,7 +67,12 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		c.ownsDir = true
 	}
 	c.step("starting etcd + kube-apiserver (real binaries from %s)", os.Getenv("KUBEBUILDER_ASSETS"))
-	if c.API, err = testenv.StartAPIServer(filepath.Join(o.RepoRoot, "manifests", "base", "webhooks.yaml")); err != nil {
+	manifests, err := testenv.WebhookManifests()
+	if err != nil {
+		return c, err
+	}
+	defer os.Remove(manifests)
+	if c.API, err = testenv.StartAPIServer(manifests); err != nil {
 		return c, err
 	}
 	kc := filepath.Join(c.WorkDir, "kubeconfig")

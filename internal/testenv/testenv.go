@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
@@ -147,4 +148,38 @@ func (c CephCluster) Create(ctx context.Context, cl client.Client) error {
 		}
 	}
 	return nil
+}
+
+// Kustomize builds a kustomization with the kubectl built beside the control
+// plane and writes the result to a temp file, whose path it returns.
+func Kustomize(dir string) (string, error) {
+	assets, err := AssetsDir()
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command(filepath.Join(assets, "kubectl"), "kustomize", dir).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("kubectl kustomize %s: %v: %s", dir, err, ee.Stderr)
+		}
+		return "", fmt.Errorf("kubectl kustomize %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp("", "mgr-webhook-manifests-*.yaml")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	_, err = f.Write(out)
+	return f.Name(), err
+}
+
+// WebhookManifests builds manifests/base, whose webhook configurations envtest
+// installs (pointing them at a local port with its own CA).
+func WebhookManifests() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return Kustomize(filepath.Join(root, "manifests", "base"))
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -55,7 +54,12 @@ func run(m *testing.M) (int, error) {
 	if repoRoot, err = testenv.RepoRoot(); err != nil {
 		return 1, err
 	}
-	api, err = testenv.StartAPIServer(filepath.Join(repoRoot, "manifests", "base", "webhooks.yaml"))
+	manifests, err := testenv.WebhookManifests()
+	if err != nil {
+		return 1, err
+	}
+	defer os.Remove(manifests)
+	api, err = testenv.StartAPIServer(manifests)
 	if err != nil {
 		return 1, err
 	}

@@ -47,7 +47,12 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "cmd", "mgr-webhook")).CombinedOutput(); err != nil {
 		t.Fatalf("building mgr-webhook: %v\n%s", err, out)
 	}
-	api, err := testenv.StartAPIServer(filepath.Join(root, "manifests", "base", "webhooks.yaml"))
+	manifests, err := testenv.WebhookManifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(manifests)
+	api, err := testenv.StartAPIServer(manifests)
 	if err != nil {
 		t.Fatal(err)
 	}

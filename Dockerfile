@@ -1,0 +1,25 @@
+# syntax=docker/dockerfile:1
+# Two images from one build:
+#   docker build --target webhook   -t mgr-webhook .    (distroless static, nonroot)
+#   docker build --target bootstrap -t mgr-bootstrap .  (the Ceph image: it runs the ceph CLI)
+# Base images are pinned by tag; pin them by digest in your registry mirror.
+
+FROM golang:1.26.8-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ENV CGO_ENABLED=0
+RUN go build -trimpath -ldflags='-s -w' -o /out/mgr-webhook ./cmd/mgr-webhook && \
+    go build -trimpath -ldflags='-s -w' -o /out/mgr-bootstrap ./cmd/mgr-bootstrap
+
+FROM gcr.io/distroless/static-debian12:nonroot AS webhook
+COPY --from=build /out/mgr-webhook /mgr-webhook
+USER 65532:65532
+ENTRYPOINT ["/mgr-webhook"]
+
+# The ceph CLI of the release the tests run against (Pacific 16.2.15).
+FROM quay.io/ceph/ceph:v16.2.15 AS bootstrap
+COPY --from=build /out/mgr-bootstrap /usr/local/bin/mgr-bootstrap
+USER 167:167
+ENTRYPOINT ["/usr/local/bin/mgr-bootstrap"]

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Generates RBAC and webhook configurations from the code's markers into
+# <out>/ (default: manifests/, in place). verify mode generates into a temp
+# dir and fails when the committed files differ.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-write}
+out=manifests
+if [ "$mode" = verify ]; then
+  out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+fi
+gen() { ./hack/controller-gen.sh "$@"; }
+gen rbac:roleName=mgr-webhook paths=./webhook/... output:rbac:artifacts:config="$out/base/webhook/generated"
+gen webhook paths=./webhook/... output:webhook:artifacts:config="$out/base/webhook/generated"
+gen rbac:roleName=mgr-bootstrap paths=./bootstrap/... output:rbac:artifacts:config="$out/base/bootstrap/generated"
+gen rbac:roleName=mgr-webhook-certs paths=./certs/... output:rbac:artifacts:config="$out/overlays/self-signed/generated"
+if [ "$mode" = verify ]; then
+  status=0
+  for f in base/webhook/generated/role.yaml base/webhook/generated/manifests.yaml base/bootstrap/generated/role.yaml overlays/self-signed/generated/role.yaml; do
+    if ! diff -u "manifests/$f" "$out/$f"; then
+      echo "manifests/$f is out of date with the code's markers: run make manifests" >&2
+      status=1
+    fi
+  done
+  exit $status
+fi
+echo "generated RBAC and webhook configurations under manifests/"

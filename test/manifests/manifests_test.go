@@ -1,0 +1,288 @@
+// Package manifests checks the kustomize installation: every overlay builds,
+// applies with --dry-run=server to a real kube-apiserver (with cert-manager's
+// CRDs from its Go module for that overlay), and holds the properties that
+// keep a webhook safe in the admission path.
+package manifests
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/certs"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+var overlays = []string{"base", "overlays/self-signed", "overlays/cert-manager"}
+
+// objects is a kustomize build, by kind/name.
+type objects map[string][]byte
+
+func build(t *testing.T, overlay string) (string, objects) {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := testenv.Kustomize(filepath.Join(root, "manifests", overlay))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(path) })
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := objects{}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil || len(u.Object) == 0 {
+			continue
+		}
+		objs[u.GetKind()+"/"+u.GetName()] = doc
+	}
+	return path, objs
+}
+
+func (o objects) get(t *testing.T, key string, into any) {
+	t.Helper()
+	doc, ok := o[key]
+	if !ok {
+		t.Fatalf("%s not in the build (have %v)", key, o.keys())
+	}
+	if err := yaml.UnmarshalStrict(doc, into); err != nil {
+		t.Fatalf("%s: %v", key, err)
+	}
+}
+
+func (o objects) keys() []string {
+	var ks []string
+	for k := range o {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// TestOverlaysApplyToARealAPIServer: kubectl apply --dry-run=server of every
+// overlay succeeds (the API server validates every object and field).
+func TestOverlaysApplyToARealAPIServer(t *testing.T) {
+	crds, err := certManagerCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Stop()
+	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatalf("installing cert-manager CRDs from %s: %v", crds, err)
+	}
+	// Server-side dry run cannot create the namespace it then uses.
+	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", "mgr-webhook-system").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, overlay := range overlays {
+		t.Run(overlay, func(t *testing.T) {
+			path, objs := build(t, overlay)
+			out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "--dry-run=server", "-f", path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
+			}
+			if n := strings.Count(string(out), "(server dry run)"); n != len(objs) {
+				t.Errorf("%d of %d objects applied:\n%s", n, len(objs), out)
+			}
+		})
+	}
+}
+
+// certManagerCRDs is the CRD directory of the cert-manager module in go.mod.
+func certManagerCRDs() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager").Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the cert-manager module: %w", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("cert-manager CRDs: %w (run go mod download)", err)
+	}
+	return dir, nil
+}
+
+// TestWebhookConfigurationsOnlySeeMgrDeployments: the properties that make
+// failurePolicy Fail safe.
+func TestWebhookConfigurationsOnlySeeMgrDeployments(t *testing.T) {
+	_, objs := build(t, "base")
+	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	objs.get(t, "MutatingWebhookConfiguration/mgr-webhook", m)
+	objs.get(t, "ValidatingWebhookConfiguration/mgr-webhook", v)
+	type hook struct {
+		name     string
+		rules    []admissionregistrationv1.RuleWithOperations
+		obj, ns  string
+		side     admissionregistrationv1.SideEffectClass
+		timeout  int32
+		failure  admissionregistrationv1.FailurePolicyType
+		svc      *admissionregistrationv1.ServiceReference
+		nsValues []string
+	}
+	var hooks []hook
+	for _, w := range m.Webhooks {
+		hooks = append(hooks, hook{w.Name, w.Rules, w.ObjectSelector.MatchLabels["app"], "", *w.SideEffects, *w.TimeoutSeconds, *w.FailurePolicy, w.ClientConfig.Service, w.NamespaceSelector.MatchExpressions[0].Values})
+		if *w.ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy || len(w.MatchConditions) == 0 {
+			t.Errorf("%s: reinvocationPolicy %v, matchConditions %v", w.Name, *w.ReinvocationPolicy, w.MatchConditions)
+		}
+	}
+	for _, w := range v.Webhooks {
+		hooks = append(hooks, hook{w.Name, w.Rules, w.ObjectSelector.MatchLabels["app"], "", *w.SideEffects, *w.TimeoutSeconds, *w.FailurePolicy, w.ClientConfig.Service, w.NamespaceSelector.MatchExpressions[0].Values})
+	}
+	if len(hooks) != 2 {
+		t.Fatalf("%d webhooks", len(hooks))
+	}
+	for _, h := range hooks {
+		if h.obj != "rook-ceph-mgr" || !slices.Contains(h.nsValues, "kube-system") || !slices.Contains(h.nsValues, "mgr-webhook-system") {
+			t.Errorf("%s: objectSelector app=%q, excluded namespaces %v", h.name, h.obj, h.nsValues)
+		}
+		if h.side != admissionregistrationv1.SideEffectClassNone || h.timeout > 5 || h.failure != admissionregistrationv1.Fail {
+			t.Errorf("%s: sideEffects %s timeout %d failurePolicy %s", h.name, h.side, h.timeout, h.failure)
+		}
+		if h.svc == nil || h.svc.Name != "mgr-webhook" || h.svc.Namespace != "mgr-webhook-system" {
+			t.Errorf("%s: service %+v", h.name, h.svc)
+		}
+		for _, r := range h.rules {
+			if slices.Contains(r.Resources, "*") || slices.Contains(r.APIGroups, "*") || !slices.Equal(r.Resources, []string{"deployments"}) {
+				t.Errorf("%s: rule %+v is wider than apps/v1 deployments", h.name, r)
+			}
+		}
+	}
+}
+
+func TestWebhookDeploymentIsHighlyAvailableAndLocked(t *testing.T) {
+	_, objs := build(t, "base")
+	d := &appsv1.Deployment{}
+	objs.get(t, "Deployment/mgr-webhook", d)
+	pdb := &policyv1.PodDisruptionBudget{}
+	objs.get(t, "PodDisruptionBudget/mgr-webhook", pdb)
+	c := d.Spec.Template.Spec.Containers[0]
+	sc, psc := c.SecurityContext, d.Spec.Template.Spec.SecurityContext
+	checks := map[string]bool{
+		"2 replicas":                *d.Spec.Replicas >= 2,
+		"PDB minAvailable 1":        pdb.Spec.MinAvailable.IntValue() == 1,
+		"pod anti-affinity":         d.Spec.Template.Spec.Affinity != nil && d.Spec.Template.Spec.Affinity.PodAntiAffinity != nil,
+		"readiness probe":           c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet.Path == "/readyz",
+		"liveness probe":            c.LivenessProbe != nil && c.LivenessProbe.HTTPGet.Path == "/healthz",
+		"non-root":                  psc != nil && psc.RunAsNonRoot != nil && *psc.RunAsNonRoot,
+		"read-only root filesystem": sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem,
+		"no privilege escalation":   sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation,
+		"no CPU limit":              c.Resources.Limits.Cpu().IsZero(),
+		"memory limit":              !c.Resources.Limits.Memory().IsZero(),
+	}
+	for what, ok := range checks {
+		if !ok {
+			t.Errorf("webhook Deployment: %s", what)
+		}
+	}
+	svc := &corev1.Service{}
+	objs.get(t, "Service/mgr-webhook", svc)
+	if svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].TargetPort.StrVal != c.Ports[0].Name {
+		t.Errorf("Service %+v does not reach the webhook port %+v", svc.Spec.Ports[0], c.Ports[0])
+	}
+	b := &appsv1.Deployment{}
+	objs.get(t, "Deployment/mgr-bootstrap", b)
+	if !slices.Contains(b.Spec.Template.Spec.Containers[0].Args, "--leader-elect") {
+		t.Error("bootstrap controller without leader election")
+	}
+}
+
+// TestRBACIsLeastPrivilege: no wildcard anywhere; the webhook reads Secrets
+// and ConfigMaps only by name.
+func TestRBACIsLeastPrivilege(t *testing.T) {
+	for _, overlay := range overlays {
+		_, objs := build(t, overlay)
+		for key, doc := range objs {
+			kind, _, _ := strings.Cut(key, "/")
+			if kind != "ClusterRole" && kind != "Role" {
+				continue
+			}
+			r := &rbacv1.ClusterRole{}
+			if err := yaml.Unmarshal(doc, r); err != nil {
+				t.Fatal(err)
+			}
+			for _, rule := range r.Rules {
+				for _, s := range [][]string{rule.Verbs, rule.Resources, rule.APIGroups} {
+					if slices.Contains(s, "*") {
+						t.Errorf("%s %s: wildcard in %+v", overlay, key, rule)
+					}
+				}
+				if key == "ClusterRole/mgr-webhook" && len(rule.ResourceNames) == 0 {
+					t.Errorf("%s: the webhook's rule %+v is not limited by resourceNames", key, rule)
+				}
+			}
+		}
+	}
+}
+
+// TestCertManagerOverlay: the Certificate (cert-manager's own API types)
+// covers the Service, lands where the webhook reads it, and is the one the
+// cainjector annotation names.
+func TestCertManagerOverlay(t *testing.T) {
+	_, objs := build(t, "overlays/cert-manager")
+	cert := &cmapi.Certificate{}
+	objs.get(t, "Certificate/mgr-webhook-serving", cert)
+	want := certs.ServiceHosts("mgr-webhook", "mgr-webhook-system").DNSNames
+	if !slices.Equal(cert.Spec.DNSNames, want) {
+		t.Errorf("Certificate dnsNames %v, want the Service's %v", cert.Spec.DNSNames, want)
+	}
+	if cert.Spec.IssuerRef.Name == "" || cert.Spec.RenewBefore == nil {
+		t.Errorf("issuerRef %+v renewBefore %v", cert.Spec.IssuerRef, cert.Spec.RenewBefore)
+	}
+	issuer := &cmapi.Issuer{}
+	objs.get(t, "Issuer/"+cert.Spec.IssuerRef.Name, issuer)
+	if issuer.Spec.CA == nil {
+		t.Errorf("serving Issuer %s is not a CA issuer", issuer.Name)
+	}
+	d := &appsv1.Deployment{}
+	objs.get(t, "Deployment/mgr-webhook", d)
+	if v := d.Spec.Template.Spec.Volumes[0]; v.Name != "certs" || v.Secret == nil || v.Secret.SecretName != cert.Spec.SecretName {
+		t.Errorf("webhook volume %+v does not mount Secret %s", v, cert.Spec.SecretName)
+	}
+	if slices.ContainsFunc(d.Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--cert-mode=self-signed") }) {
+		t.Error("cert-manager overlay runs the self-signed mode")
+	}
+	for _, key := range []string{"MutatingWebhookConfiguration/mgr-webhook", "ValidatingWebhookConfiguration/mgr-webhook"} {
+		u := &unstructured.Unstructured{}
+		objs.get(t, key, &u.Object)
+		if got := u.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != cert.Namespace+"/"+cert.Name {
+			t.Errorf("%s inject-ca-from %q, want %s/%s", key, got, cert.Namespace, cert.Name)
+		}
+	}
+}
