@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -182,4 +183,22 @@ func WebhookManifests() (string, error) {
 		return "", err
 	}
 	return Kustomize(filepath.Join(root, "manifests", "base"))
+}
+
+// KubeconfigAs writes a copy of the admin kubeconfig that impersonates user
+// (e.g. a ServiceAccount), so a component runs with exactly its RBAC.
+func (a *APIServer) KubeconfigAs(user string) (string, error) {
+	cfg, err := clientcmd.LoadFromFile(a.Kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	for _, ai := range cfg.AuthInfos {
+		ai.Impersonate = user
+	}
+	f, err := os.CreateTemp("", "mgr-webhook-kubeconfig-as-*")
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return f.Name(), clientcmd.WriteToFile(*cfg, f.Name())
 }

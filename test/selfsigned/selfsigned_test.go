@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,7 +25,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -63,8 +64,16 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	// The webhook runs as its ServiceAccount with the RBAC of the self-signed
+	// overlay, applied for real: the test fails if that RBAC is not enough.
+	applyRBAC(t, k8s, filepath.Join(root, "manifests", "overlays", "self-signed"))
+	kubeconfig, err := api.KubeconfigAs("system:serviceaccount:" + ns + ":mgr-webhook")
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer os.Remove(kubeconfig)
+	if out, err := exec.Command(api.Kubectl, "--kubeconfig", kubeconfig, "get", "secrets", "-A").CombinedOutput(); err == nil || !strings.Contains(string(out), "forbidden") {
+		t.Fatalf("the webhook's ServiceAccount may list every Secret (%v): %s", err, out)
 	}
 	cluster := testenv.CephCluster{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "[client.admin]\n", CephConf: "[global]\n"}
 	if err := cluster.Create(ctx, k8s); err != nil {
@@ -76,7 +85,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	probe := freePort(t)
 	certDir := t.TempDir()
 	proc, err := testenv.Spawn(bin, filepath.Join(t.TempDir(), "mgr-webhook.log"),
-		"--kubeconfig", api.Kubeconfig, "--cert-mode=self-signed", "--namespace="+ns, "--cert-dir="+certDir,
+		"--kubeconfig", kubeconfig, "--cert-mode=self-signed", "--namespace="+ns, "--cert-dir="+certDir,
 		"--host=127.0.0.1", "--port="+strconv.Itoa(wo.LocalServingPort), "--cert-extra-sans=127.0.0.1",
 		"--cert-lifetime=12s", "--ca-lifetime=40s", "--cert-check-interval=1s", "--leader-elect",
 		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probe))
@@ -177,6 +186,39 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	}
 	if proc.Exited() {
 		t.Error("mgr-webhook exited")
+	}
+}
+
+// applyRBAC creates the namespace, ServiceAccounts and RBAC of an overlay
+// (not its webhook configurations: envtest installed those pointing here).
+func applyRBAC(t *testing.T, k8s client.Client, overlay string) {
+	t.Helper()
+	path, err := testenv.Kustomize(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{"Namespace": true, "ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true}
+	n := 0
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		if !kinds[u.GetKind()] {
+			continue
+		}
+		if err := k8s.Create(context.Background(), u); err != nil {
+			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		n++
+	}
+	if n < 8 {
+		t.Fatalf("only %d RBAC objects in %s", n, overlay)
 	}
 }
 
