@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -100,6 +101,11 @@ type Reconciler struct {
 	Ceph      Ceph
 	Recorder  recorder.EventRecorder
 	Options
+
+	// written holds, per Deployment, the generation of our last status write.
+	// A cached Deployment older than that is a stale cache, not news: acting
+	// on it would repeat ceph writes already done.
+	written sync.Map // types.NamespacedName -> int64
 }
 
 // Reasons of the Events the controller records on the Deployment.
@@ -135,6 +141,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	log := logf.FromContext(ctx).WithValues("mgr", id)
 	ctx = logf.IntoContext(ctx, log)
+	if g, ok := r.written.Load(req.NamespacedName); ok && d.Generation < g.(int64) {
+		log.V(1).Info("cache behind our last status write; the watch brings the update", "cached", d.Generation, "written", g)
+		return ctrl.Result{}, nil
+	}
 	if d.DeletionTimestamp != nil {
 		return r.finalize(ctx, d, id)
 	}
@@ -235,16 +245,38 @@ func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st St
 	if d.Annotations[mutate.AnnotationBootstrapStatus] == st.encode() {
 		return nil
 	}
-	if st.ObservedGeneration == d.Generation {
-		st.ObservedGeneration++
+	observed := d.Generation
+	cur := d
+	for attempt := 0; ; attempt++ {
+		if cur.Generation != observed {
+			return nil // the spec changed while we worked: its own reconcile follows
+		}
+		write := st
+		if write.ObservedGeneration == observed {
+			write.ObservedGeneration++
+		}
+		patch := client.MergeFromWithOptions(cur.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		cur.Annotations[mutate.AnnotationBootstrapStatus] = write.encode()
+		apiWrites.Inc()
+		err := r.Client.Patch(ctx, cur, patch)
+		if err == nil {
+			r.written.Store(client.ObjectKeyFromObject(cur), cur.Generation)
+			return nil
+		}
+		// Status writes of the deployment controller move the resourceVersion
+		// during a long module step: read again rather than redo the step.
+		if !apierrors.IsConflict(err) || attempt == 4 {
+			return err
+		}
+		fresh := &appsv1.Deployment{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(d), fresh); err != nil {
+			return err
+		}
+		cur = fresh
 	}
-	patch := client.MergeFromWithOptions(d.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	if d.Annotations == nil {
-		d.Annotations = map[string]string{}
-	}
-	d.Annotations[mutate.AnnotationBootstrapStatus] = st.encode()
-	apiWrites.Inc()
-	return r.Client.Patch(ctx, d, patch)
 }
 
 // ensureServices creates the metrics and dashboard Services, and repairs them

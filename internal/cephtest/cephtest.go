@@ -23,8 +23,9 @@ import (
 // Cluster is a running mon + mgr.
 type Cluster struct {
 	FSID    string
-	MonHost string // e.g. v2:127.0.0.1:40123
-	MgrID   string
+	MonHost string   // e.g. v2:127.0.0.1:40123
+	MgrID   string   // the active mgr
+	MgrIDs  []string // every mgr daemon
 	Dir     string
 	Conf    string // ceph.conf path (client.admin keyring under [client])
 	// AdminKeyring is the client.admin keyring file content.
@@ -38,8 +39,8 @@ type Cluster struct {
 
 // Options for Start.
 type Options struct {
-	// MgrID of the one mgr daemon; "a" when empty.
-	MgrID string
+	// MgrIDs of the mgr daemons (the first becomes active); ["a"] when empty.
+	MgrIDs []string
 	// MgrCaps of the mgr's key; the mgr profile when empty.
 	MgrCaps []string
 }
@@ -62,8 +63,8 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err := Installed(); err != nil {
 		return nil, err
 	}
-	if o.MgrID == "" {
-		o.MgrID = "a"
+	if len(o.MgrIDs) == 0 {
+		o.MgrIDs = []string{"a"}
 	}
 	if o.MgrCaps == nil {
 		o.MgrCaps = DefaultMgrCaps
@@ -73,7 +74,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{FSID: uuid.NewString(), MgrID: o.MgrID, Dir: dir, Conf: filepath.Join(dir, "ceph.conf")}
+	c = &Cluster{FSID: uuid.NewString(), MgrID: o.MgrIDs[0], MgrIDs: o.MgrIDs, Dir: dir, Conf: filepath.Join(dir, "ceph.conf")}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -85,7 +86,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	c.MonHost = fmt.Sprintf("v2:127.0.0.1:%d", ports[0])
 	c.PrometheusPort, c.DashboardPort = ports[1], ports[2]
-	for _, sub := range []string{"run", "log", "mon", "mgr/ceph-" + o.MgrID} {
+	for _, sub := range []string{"run", "log", "mon"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
 			return c, err
 		}
@@ -112,27 +113,40 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		return c, err
 	}
 	c.AdminKeyring = string(kr)
-	if err := c.daemon("ceph-mon", "-c", c.Conf, "-i", "a", "-f"); err != nil {
+	if err := c.daemon("ceph-mon", "ceph-mon", "-c", c.Conf, "-i", "a", "-f"); err != nil {
 		return c, err
 	}
-	mgrKeyring := filepath.Join(dir, "mgr", "ceph-"+o.MgrID, "keyring")
 	setup := [][]string{
-		append([]string{"auth", "get-or-create", "mgr." + o.MgrID}, append(o.MgrCaps, "-o", mgrKeyring, "--format", "plain")...),
 		// Per-cluster module ports and loopback addresses, so clusters share the host.
 		{"config", "set", "mgr", "mgr/prometheus/server_addr", "127.0.0.1", "--force"},
 		{"config", "set", "mgr", "mgr/prometheus/server_port", strconv.Itoa(c.PrometheusPort), "--force"},
 		{"config", "set", "mgr", "mgr/dashboard/server_addr", "127.0.0.1", "--force"},
 		{"config", "set", "mgr", "mgr/dashboard/ssl_server_port", strconv.Itoa(c.DashboardPort), "--force"},
 	}
+	for _, id := range o.MgrIDs {
+		if err := os.MkdirAll(filepath.Join(dir, "mgr", "ceph-"+id), 0o700); err != nil {
+			return c, err
+		}
+		keyring := filepath.Join(dir, "mgr", "ceph-"+id, "keyring")
+		setup = append(setup, append([]string{"auth", "get-or-create", "mgr." + id}, append(o.MgrCaps, "-o", keyring, "--format", "plain")...))
+	}
 	for _, s := range setup {
 		if _, err := c.Ceph(ctx, s...); err != nil {
 			return c, err
 		}
 	}
-	if err := c.daemon("ceph-mgr", "-c", c.Conf, "-i", o.MgrID, "-f"); err != nil {
-		return c, err
+	for i, id := range o.MgrIDs {
+		if err := c.daemon(fmt.Sprintf("ceph-mgr.%d", i), "ceph-mgr", "-c", c.Conf, "-i", id, "-f"); err != nil {
+			return c, err
+		}
+		if i == 0 {
+			// The first becomes active; the others stand by.
+			if err := c.WaitMgrAvailable(ctx, 60*time.Second); err != nil {
+				return c, err
+			}
+		}
 	}
-	return c, c.WaitMgrAvailable(ctx, 60*time.Second)
+	return c, nil
 }
 
 func (c *Cluster) conf() string {
@@ -160,8 +174,8 @@ log_file = %[3]s/log/$name.log
 `, c.FSID, c.MonHost, c.Dir)
 }
 
-func (c *Cluster) daemon(bin string, args ...string) error {
-	logf, err := os.Create(filepath.Join(c.Dir, "log", bin+".out"))
+func (c *Cluster) daemon(name, bin string, args ...string) error {
+	logf, err := os.Create(filepath.Join(c.Dir, "log", name+".out"))
 	if err != nil {
 		return err
 	}

@@ -1,21 +1,32 @@
-// Package demo shows the project's job on a local cluster: a minimal mgr
-// Deployment applied with kubectl and stored complete, and a policy denial.
+// Package demo shows the whole job on a local cluster: a minimal mgr
+// Deployment applied with kubectl is stored complete, its pod becomes Ready,
+// the controller creates the keyring and Services and enables the modules in
+// a real Ceph cluster, and a bad spec is refused.
 package demo
 
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/internal/localcluster"
+	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // Options configure a demo run.
@@ -25,17 +36,19 @@ type Options struct {
 	OneShot bool
 }
 
-// Run starts the local cluster, shows the completion and a denial, then
-// keeps the cluster up until ctx ends (unless OneShot).
+const ns, name = "rook-ceph", "rook-ceph-mgr-a"
+
+// Run starts the local cluster, shows the job, then keeps the cluster up
+// until ctx ends (unless OneShot). Everything started is stopped on return.
 func Run(ctx context.Context, o Options, out io.Writer) error {
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		RepoRoot: o.RepoRoot, BinDir: o.BinDir, WorkDir: o.WorkDir, Namespaces: []string{"rook-ceph"}, Log: out,
+		RepoRoot: o.RepoRoot, BinDir: o.BinDir, WorkDir: o.WorkDir, CephNamespaces: []string{ns}, Log: out,
 	})
 	if err != nil {
 		return err
 	}
 	defer func() {
-		fmt.Fprintln(out, "==> stopping the local cluster")
+		fmt.Fprintln(out, "==> stopping the local cluster and Ceph, removing their files")
 		c.Stop()
 	}()
 	kubectl := func(stdin []byte, args ...string) (string, error) {
@@ -44,19 +57,23 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		b, err := cmd.CombinedOutput()
 		return string(b), err
 	}
+	show := func(title string, args ...string) {
+		res, _ := kubectl(nil, args...)
+		fmt.Fprintf(out, "\n==> %s\n%s", title, indent(res))
+	}
+
 	example := filepath.Join(o.RepoRoot, "manifests", "examples", "minimal-mgr.yaml")
 	applied, err := os.ReadFile(example)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n==> kubectl apply -f %s\n%s", rel(o.RepoRoot, example), indent(string(applied)))
+	fmt.Fprintf(out, "\n==> kubectl apply -f manifests/examples/minimal-mgr.yaml\n%s", indent(string(applied)))
 	res, err := kubectl(nil, "apply", "-f", example)
 	fmt.Fprint(out, indent(res))
 	if err != nil {
 		return fmt.Errorf("kubectl apply: %w", err)
 	}
-
-	stored, err := kubectl(nil, "get", "deployment", "-n", "rook-ceph", "rook-ceph-mgr-a", "-o", "yaml")
+	stored, err := kubectl(nil, "get", "deployment", "-n", ns, name, "-o", "yaml")
 	if err != nil {
 		return fmt.Errorf("kubectl get: %s", stored)
 	}
@@ -65,6 +82,41 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "\n==> what the webhook added (applied -> stored; API-server bookkeeping left out)\n%s", diff)
+
+	fmt.Fprintln(out, "\n==> waiting for the mgr pod (kwok plays the kubelet) and the bootstrap controller")
+	last := bootstrap.Phase("")
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d := &appsv1.Deployment{}
+		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			return false, nil
+		}
+		var st bootstrap.Status
+		_ = json.Unmarshal([]byte(d.Annotations[mutate.AnnotationBootstrapStatus]), &st)
+		if st.Phase != last && st.Phase != "" {
+			fmt.Fprintf(out, "    phase %s\n", st.Phase)
+			last = st.Phase
+		}
+		return st.Phase == bootstrap.PhaseReady, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the mgr was not bootstrapped: %w (logs in %s)", err, c.WorkDir)
+	}
+	show("the mgr pod", "get", "pods", "-n", ns, "-l", "app=rook-ceph-mgr,mgr=a", "-o", "wide")
+	keyring, _ := kubectl(nil, "get", "secret", "-n", ns, mutate.KeyringSecretName("a"), "-o", "jsonpath={.data.keyring}")
+	fmt.Fprintf(out, "\n==> Secret %s (key redacted)\n%s", mutate.KeyringSecretName("a"), indent(redact(decodeB64(keyring))))
+	show("the Services", "get", "services", "-n", ns, "-l", "app=rook-ceph-mgr")
+	cc := c.Cephs[ns]
+	mods, err := cc.Ceph(ctx, "mgr", "module", "ls")
+	if err != nil {
+		return err
+	}
+	var ls struct {
+		Enabled []string `json:"enabled_modules"`
+	}
+	_ = json.Unmarshal(mods, &ls)
+	fmt.Fprintf(out, "\n==> ceph mgr module ls: enabled modules\n    %s\n", strings.Join(ls.Enabled, " "))
+	show("the bootstrap status annotation", "get", "deployment", "-n", ns, name, "-o", "jsonpath={.metadata.annotations.mgr\\.ceph\\.rook\\.io/bootstrap-status}")
+	show("Events", "get", "events", "-n", ns, "--field-selector", "involvedObject.name="+name, "--sort-by=.metadata.creationTimestamp")
 
 	bad := strings.Replace(string(applied), "spec:\n", "spec:\n  replicas: 2\n", 1)
 	bad = strings.Replace(bad, "quay.io/ceph/ceph:v16.2.15", "docker.io/library/busybox:latest", 1)
@@ -78,9 +130,21 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if o.OneShot {
 		return nil
 	}
-	fmt.Fprintf(out, "\n==> the cluster stays up; in another shell:\n    export KUBECONFIG=%s\n    kubectl get deploy -n rook-ceph rook-ceph-mgr-a -o yaml\nPress Ctrl-C to stop and clean up.\n", c.API.Kubeconfig)
+	fmt.Fprintf(out, "\n==> the cluster stays up; in another shell:\n    export KUBECONFIG=%s\n    kubectl get deploy,pods,svc,secrets -n %s\n    ceph -c %s mgr module ls\nPress Ctrl-C to stop and clean up.\n", c.API.Kubeconfig, ns, cc.Conf)
 	<-ctx.Done()
 	return nil
+}
+
+var keyLine = regexp.MustCompile(`(?m)^(\s*key = ).*$`)
+
+func redact(keyring string) string { return keyLine.ReplaceAllString(keyring, "${1}<redacted>") }
+
+func decodeB64(s string) string {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return s
+	}
+	return string(b)
 }
 
 // whatWasAdded diffs the applied manifest with the stored object, both
@@ -93,12 +157,13 @@ func whatWasAdded(applied, stored []byte) (string, error) {
 		}
 		delete(m, "status")
 		if meta, ok := m["metadata"].(map[string]any); ok {
-			for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"} {
+			for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "finalizers"} {
 				delete(meta, k)
 			}
 			if anns, ok := meta["annotations"].(map[string]any); ok {
-				delete(anns, "kubectl.kubernetes.io/last-applied-configuration")
-				delete(anns, "deployment.kubernetes.io/revision")
+				for _, k := range []string{"kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision", mutate.AnnotationBootstrapStatus} {
+					delete(anns, k)
+				}
 				if len(anns) == 0 {
 					delete(meta, "annotations")
 				}
@@ -125,11 +190,4 @@ func indent(s string) string {
 		return ""
 	}
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") + "\n"
-}
-
-func rel(root, p string) string {
-	if r, err := filepath.Rel(root, p); err == nil {
-		return r
-	}
-	return p
 }

@@ -1,7 +1,10 @@
-// Package localcluster runs a throwaway Kubernetes control plane on this
-// machine with the project's components attached as local processes: the
-// environment of `make demo` and of the end-to-end suite where no kind
-// cluster exists. Everything it starts is stopped by Stop.
+// Package localcluster runs the whole system on this machine, from real
+// binaries: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+// kwok (a fake node, so pods become Ready), one throwaway Ceph mon + mgr per
+// Ceph namespace, the namespace's Rook cluster objects made from that Ceph
+// cluster, and mgr-webhook (self-signed certificates from certs/) and
+// mgr-bootstrap as local processes. It is `make demo`'s cluster and the e2e
+// suite's wherever no kind cluster exists. Stop removes everything it started.
 package localcluster
 
 import (
@@ -11,47 +14,62 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
-	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
+// WebhookNamespace holds the webhook's certificate Secret.
+const WebhookNamespace = "mgr-webhook-system"
+
 // Options configure a local cluster.
 type Options struct {
-	// RepoRoot holds manifests/; BinDir the project's built binaries.
-	RepoRoot, BinDir string
-	// WorkDir receives logs and the kubeconfig; a temp dir when empty.
+	// RepoRoot holds manifests/ and cmd/.
+	RepoRoot string
+	// BinDir holds mgr-webhook and mgr-bootstrap; built into WorkDir when empty.
+	BinDir string
+	// WorkDir receives logs and the kubeconfig; a temp dir (removed by Stop) when empty.
 	WorkDir string
-	// Namespaces to make Ceph clusters.
-	Namespaces []string
+	// CephNamespaces each get their own Ceph cluster.
+	CephNamespaces []string
+	// MgrIDs are the mgr daemons each Ceph cluster runs (["a"] when empty).
+	MgrIDs []string
 	// Log receives progress lines.
 	Log io.Writer
 }
 
 // Cluster is a running local cluster.
 type Cluster struct {
-	API     *testenv.APIServer
-	Client  client.Client
-	WorkDir string
-	// Clusters are the Ceph clusters made, by namespace.
-	Clusters map[string]testenv.CephCluster
+	API      *testenv.APIServer
+	Client   client.Client
+	WorkDir  string
+	Cephs    map[string]*cephtest.Cluster
+	work     *testenv.Workloads
 	procs    []*testenv.Process
 	ownsDir  bool
 	log      io.Writer
+	stopping bool
+	// Ceph clusters start in the background; Stop waits for them.
+	cephWG  sync.WaitGroup
+	cephMu  sync.Mutex
+	cephErr error
 }
 
-// Start brings up etcd, kube-apiserver with the webhook configurations
-// installed, and the mgr-webhook binary serving them.
+// Start brings everything up; on error, what was started is stopped.
 func Start(ctx context.Context, o Options) (c *Cluster, err error) {
-	c = &Cluster{WorkDir: o.WorkDir, Clusters: map[string]testenv.CephCluster{}, log: o.Log}
+	c = &Cluster{WorkDir: o.WorkDir, Cephs: map[string]*cephtest.Cluster{}, log: o.Log}
 	if c.log == nil {
 		c.log = io.Discard
 	}
@@ -66,6 +84,37 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		}
 		c.ownsDir = true
 	}
+	if err := cephtest.Installed(); err != nil {
+		return c, err
+	}
+	binDir := o.BinDir
+	if binDir == "" {
+		binDir = filepath.Join(c.WorkDir, "bin")
+		c.step("building mgr-webhook and mgr-bootstrap into %s", binDir)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/mgr-webhook", "./cmd/mgr-bootstrap")
+		cmd.Dir = o.RepoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return c, fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	}
+
+	// Ceph clusters start while the control plane does.
+	for _, ns := range o.CephNamespaces {
+		c.step("starting a Ceph mon + mgr %v for namespace %s", orDefault(o.MgrIDs), ns)
+		c.cephWG.Add(1)
+		go func() {
+			defer c.cephWG.Done()
+			cc, err := cephtest.Start(ctx, cephtest.Options{MgrIDs: o.MgrIDs})
+			c.cephMu.Lock()
+			defer c.cephMu.Unlock()
+			if err != nil {
+				c.cephErr = fmt.Errorf("Ceph for %s: %w", ns, err)
+				return
+			}
+			c.Cephs[ns] = cc
+		}()
+	}
+
 	c.step("starting etcd + kube-apiserver (real binaries from %s)", os.Getenv("KUBEBUILDER_ASSETS"))
 	manifests, err := testenv.WebhookManifests()
 	if err != nil {
@@ -79,57 +128,105 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err := copyFile(c.API.Kubeconfig, kc); err != nil {
 		return c, err
 	}
+	os.Remove(c.API.Kubeconfig)
 	c.API.Kubeconfig = kc
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	if c.Client, err = client.New(c.API.Config, client.Options{Scheme: scheme}); err != nil {
 		return c, err
 	}
-	if err := c.startWebhook(ctx, o.BinDir); err != nil {
+	c.step("starting kube-controller-manager, kube-scheduler and kwok (node %s)", testenv.FakeNodeName)
+	if c.work, err = testenv.StartWorkloads(ctx, c.API, c.Client); err != nil {
 		return c, err
 	}
-	for _, ns := range o.Namespaces {
-		cc := testenv.CephCluster{
-			Namespace: ns, FSID: uuid.NewString(), MonHost: "[v2:127.0.0.1:3300,v1:127.0.0.1:6789]", Members: "a",
-			AdminKeyring: "[client.admin]\n\tkey = AQAAAAAAAAAAABAAAAAAAAAAAAAAAAAAAAAAAA==\n", CephConf: "[global]\nmon_host = 127.0.0.1\n",
-		}
-		c.step("making namespace %s a Ceph cluster (fsid %s)", ns, cc.FSID)
-		if err := cc.Create(ctx, c.Client); err != nil {
+	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: WebhookNamespace}}); err != nil {
+		return c, err
+	}
+	if err := c.startWebhook(ctx, binDir); err != nil {
+		return c, err
+	}
+
+	c.cephWG.Wait()
+	if c.cephErr != nil {
+		return c, c.cephErr
+	}
+	for _, ns := range o.CephNamespaces {
+		cc := c.Cephs[ns]
+		c.step("namespace %s: Rook's cluster objects for Ceph %s (mon %s)", ns, cc.FSID, cc.MonHost)
+		objs := testenv.CephCluster{Namespace: ns, FSID: cc.FSID, MonHost: cc.MonHost, Members: "a",
+			AdminKeyring: cc.AdminKeyring, CephConf: fmt.Sprintf("[global]\nfsid = %s\nmon_host = %s\n", cc.FSID, cc.MonHost)}
+		if err := objs.Create(ctx, c.Client); err != nil {
 			return c, err
 		}
-		c.Clusters[ns] = cc
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-mgr", Namespace: ns}}
+		if err := c.Client.Create(ctx, sa); err != nil {
+			return c, err
+		}
+	}
+	if err := c.startBootstrap(ctx, binDir); err != nil {
+		return c, err
 	}
 	return c, nil
+}
+
+func orDefault(ids []string) []string {
+	if len(ids) == 0 {
+		return []string{"a"}
+	}
+	return ids
 }
 
 func (c *Cluster) step(format string, args ...any) {
 	fmt.Fprintf(c.log, "==> "+format+"\n", args...)
 }
 
-// startWebhook runs bin/mgr-webhook on the port and certificates the API
-// server was configured to call, and waits until it is ready.
+// startWebhook runs mgr-webhook in self-signed mode on the address the API
+// server calls: it makes its own CA and injects it into the configurations.
 func (c *Cluster) startWebhook(ctx context.Context, binDir string) error {
 	wo := c.API.Env.WebhookInstallOptions
 	probe, err := freePort()
 	if err != nil {
 		return err
 	}
-	logPath := filepath.Join(c.WorkDir, "mgr-webhook.log")
-	c.step("starting mgr-webhook on https://%s:%d (log: %s)", wo.LocalServingHost, wo.LocalServingPort, logPath)
-	cmd, err := testenv.Spawn(filepath.Join(binDir, "mgr-webhook"), logPath,
-		"--kubeconfig", c.API.Kubeconfig,
-		"--cert-dir", wo.LocalServingCertDir,
-		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort),
-		"--metrics-bind-address", "0",
-		"--health-probe-bind-address", net.JoinHostPort("127.0.0.1", strconv.Itoa(probe)))
+	c.step("starting mgr-webhook on https://%s:%d, self-signed certificates (log: %s)", wo.LocalServingHost, wo.LocalServingPort, filepath.Join(c.WorkDir, "mgr-webhook.log"))
+	p, err := c.spawn(ctx, filepath.Join(binDir, "mgr-webhook"), "mgr-webhook", probe,
+		"--kubeconfig", c.API.Kubeconfig, "--cert-mode=self-signed", "--namespace="+WebhookNamespace,
+		"--cert-dir", filepath.Join(c.WorkDir, "webhook-certs"), "--cert-extra-sans="+wo.LocalServingHost,
+		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort), "--metrics-bind-address", "0")
 	if err != nil {
 		return err
 	}
-	c.procs = append(c.procs, cmd)
+	c.procs = append(c.procs, p)
+	return nil
+}
+
+func (c *Cluster) startBootstrap(ctx context.Context, binDir string) error {
+	probe, err := freePort()
+	if err != nil {
+		return err
+	}
+	c.step("starting mgr-bootstrap (log: %s)", filepath.Join(c.WorkDir, "mgr-bootstrap.log"))
+	p, err := c.spawn(ctx, filepath.Join(binDir, "mgr-bootstrap"), "mgr-bootstrap", probe,
+		"--kubeconfig", c.API.Kubeconfig, "--leader-elect=false", "--ceph-connect-timeout=5s", "--metrics-bind-address", "0")
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, p)
+	return nil
+}
+
+// spawn starts a component with its health probe on port and waits for /readyz.
+func (c *Cluster) spawn(ctx context.Context, bin, name string, probe int, args ...string) (*testenv.Process, error) {
+	logPath := filepath.Join(c.WorkDir, name+".log")
+	args = append(args, "--health-probe-bind-address", net.JoinHostPort("127.0.0.1", strconv.Itoa(probe)))
+	p, err := testenv.Spawn(bin, logPath, args...)
+	if err != nil {
+		return nil, err
+	}
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", probe)
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-		if cmd.Exited() {
-			return false, fmt.Errorf("mgr-webhook exited; see %s", logPath)
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("%s exited; see %s", name, logPath)
 		}
 		resp, err := http.Get(readyz)
 		if err != nil {
@@ -139,18 +236,30 @@ func (c *Cluster) startWebhook(ctx context.Context, binDir string) error {
 		return resp.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		return fmt.Errorf("mgr-webhook not ready: %w (log: %s)", err, logPath)
+		p.Stop(5 * time.Second)
+		return nil, fmt.Errorf("%s not ready: %w (log: %s)", name, err, logPath)
 	}
-	return nil
+	return p, nil
 }
 
 // Stop ends every process this cluster started and removes its files.
 func (c *Cluster) Stop() {
+	if c.stopping {
+		return
+	}
+	c.stopping = true
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		c.procs[i].Stop(10 * time.Second)
 	}
+	if c.work != nil {
+		c.work.Stop()
+	}
 	if c.API != nil {
 		c.API.Stop()
+	}
+	c.cephWG.Wait()
+	for _, cc := range c.Cephs {
+		cc.Stop()
 	}
 	if c.ownsDir {
 		os.RemoveAll(c.WorkDir)
