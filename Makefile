@@ -11,7 +11,7 @@ TEST_FLAGS ?= -count=1 -timeout=20m
 IMG_WEBHOOK   ?= ghcr.io/rook-mgr/mgr-webhook:v0.1.0
 IMG_BOOTSTRAP ?= ghcr.io/rook-mgr/mgr-bootstrap:v0.1.0
 
-.PHONY: all build test unit e2e bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build clean help
+.PHONY: all build test unit e2e e2e-kind bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build clean help
 
 all: build
 
@@ -32,14 +32,18 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 unit: ## run the tests that need no control plane
 	$(GO) test $(TEST_FLAGS) ./mutate/... ./webhook/...
 
-e2e: ## run the suites that go through a real kube-apiserver
+e2e: ## the e2e suite on a local control plane of real binaries + real Ceph (E2E_KUBECONFIG=... for another cluster)
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -v ./test/...
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -v ./test/e2e/
+
+e2e-kind: ## the same suite on kind (needs Docker, kind, and E2E_CEPH_NAMESPACES)
+	./hack/e2e-kind.sh
 
 bench: ## micro-benchmarks of completion, validation and whole admissions beside a no-op floor
 	$(GO) test -run '^$$' -bench . -benchmem ./mutate/ ./webhook/
 
-demo: build ## start a local control plane + webhook, apply the minimal example, show what was stored
+demo: build ## the whole story on a local cluster (control plane, kwok, Ceph, webhook, controller); DEMO_FLAGS=--one-shot to exit
+	@./hack/install-deps.sh
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
 	KUBEBUILDER_ASSETS="$$assets" $(BIN)/mgr-demo --bin-dir $(BIN) $(DEMO_FLAGS)
 

@@ -1,0 +1,176 @@
+// Package e2e is the end-to-end suite: the whole story on any cluster. With
+// E2E_KUBECONFIG it runs against that cluster (kind: `make e2e-kind`), whose
+// Ceph namespaces are named by E2E_CEPH_NAMESPACES and reached by `kubectl
+// exec` into the bootstrap controller; without it, it starts the local
+// cluster of real binaries (internal/localcluster) with two Ceph clusters.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/internal/localcluster"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+// Env is the cluster under test.
+type Env struct {
+	Client     client.Client
+	Kubectl    string
+	Kubeconfig string
+	// Namespaces are two Ceph clusters' namespaces.
+	Namespaces []string
+	// Ports are the prometheus and dashboard container ports to use per
+	// namespace (locally every Ceph shares the host; on kind, the defaults).
+	Ports map[string][2]int32
+	// Ceph runs the ceph CLI as client.admin against a namespace's cluster.
+	Ceph func(ctx context.Context, ns string, args ...string) ([]byte, error)
+	root string
+}
+
+var env *Env
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return 1, err
+	}
+	ctx := context.Background()
+	if kc := os.Getenv("E2E_KUBECONFIG"); kc != "" {
+		if env, err = remoteEnv(ctx, root, kc); err != nil {
+			return 1, err
+		}
+		return m.Run(), nil
+	}
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		RepoRoot: root, CephNamespaces: []string{"ceph-west", "ceph-east"}, MgrIDs: []string{"a", "b"}, Log: os.Stderr,
+	})
+	if err != nil {
+		return 1, err
+	}
+	defer c.Stop()
+	env = &Env{Client: c.Client, Kubectl: c.API.Kubectl, Kubeconfig: c.API.Kubeconfig, Namespaces: []string{"ceph-west", "ceph-east"},
+		Ports: map[string][2]int32{}, root: root}
+	for ns, cc := range c.Cephs {
+		env.Ports[ns] = [2]int32{int32(cc.PrometheusPort), int32(cc.DashboardPort)}
+	}
+	runner := &ceph.Runner{ConnectTimeout: 5 * time.Second, Timeout: 30 * time.Second}
+	env.Ceph = func(ctx context.Context, ns string, args ...string) ([]byte, error) {
+		conn, err := connOf(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		return runner.Run(ctx, conn, ceph.Command{Name: "e2e", Kind: ceph.Read, Args: args})
+	}
+	return m.Run(), nil
+}
+
+// connOf reads a namespace's mon_host and admin keyring, as the controller does.
+func connOf(ctx context.Context, ns string) (ceph.Conn, error) {
+	cfg, kr := &corev1.Secret{}, &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-config"}, cfg); err != nil {
+		return ceph.Conn{}, err
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-admin-keyring"}, kr); err != nil {
+		return ceph.Conn{}, err
+	}
+	return ceph.Conn{Cluster: ns, MonHost: string(cfg.Data["mon_host"]), AdminKeyring: kr.Data["keyring"]}, nil
+}
+
+// remoteEnv uses an existing cluster with the project installed (kind).
+func remoteEnv(ctx context.Context, root, kubeconfig string) (*Env, error) {
+	nss := strings.Split(os.Getenv("E2E_CEPH_NAMESPACES"), ",")
+	if len(nss) < 2 || nss[0] == "" {
+		return nil, fmt.Errorf("E2E_CEPH_NAMESPACES must name two namespaces holding Rook's Ceph cluster objects (rook-ceph-mon, rook-ceph-config, rook-ceph-admin-keyring)")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Client: cl, Kubectl: kubectl, Kubeconfig: kubeconfig, Namespaces: nss[:2], Ports: map[string][2]int32{}, root: root}
+	for _, ns := range e.Namespaces {
+		e.Ports[ns] = [2]int32{9283, 8443}
+	}
+	// The mons are reachable from inside the cluster: run ceph in the
+	// controller's pod, the admin keyring on stdin, never on a command line.
+	e.Ceph = func(ctx context.Context, ns string, args ...string) ([]byte, error) {
+		conn, err := connOf(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		script := `umask 077; d=$(mktemp -d); cat > "$d/keyring"; printf '[global]\nmon_host = %s\n' "$MON" > "$d/conf"; ` +
+			`ceph --conf "$d/conf" --keyring "$d/keyring" --connect-timeout=15 --format json "$@"; rc=$?; rm -rf "$d"; exit $rc`
+		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig, "exec", "-i", "-n", "mgr-webhook-system",
+			"deploy/mgr-bootstrap", "--", "env", "MON=" + conn.MonHost, "sh", "-c", script, "sh"}, args...)...)
+		cmd.Stdin = bytes.NewReader(conn.AdminKeyring)
+		return cmd.Output()
+	}
+	return e, nil
+}
+
+func (e *Env) kubectl(t *testing.T, stdin []byte, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(e.Kubectl, append([]string{"--kubeconfig", e.Kubeconfig}, args...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// manifest is the shipped minimal example for mgr id in ns, with this
+// environment's module ports.
+func (e *Env) manifest(t *testing.T, ns, id string, annotations map[string]string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.root, "manifests", "examples", "minimal-mgr.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	s = strings.Replace(s, "namespace: rook-ceph", "namespace: "+ns, 1)
+	s = strings.Replace(s, "name: rook-ceph-mgr-a", "name: rook-ceph-mgr-"+id, 1)
+	s = strings.Replace(s, "    mgr: a", "    mgr: "+id, 1)
+	if len(annotations) > 0 {
+		var b strings.Builder
+		b.WriteString("  annotations:\n")
+		for k, v := range annotations {
+			fmt.Fprintf(&b, "    %s: %q\n", k, v)
+		}
+		s = strings.Replace(s, "  labels:\n", b.String()+"  labels:\n", 1)
+	}
+	if p := e.Ports[ns]; p != [2]int32{9283, 8443} {
+		s += fmt.Sprintf("          ports:\n            - {name: http-metrics, containerPort: %d, protocol: TCP}\n            - {name: dashboard, containerPort: %d, protocol: TCP}\n", p[0], p[1])
+	}
+	return []byte(s)
+}
