@@ -63,9 +63,19 @@ func Complete(in *appsv1.Deployment, info ClusterInfo, p *Policy) (Result, field
 	if errs := validateIdentity(in); len(errs) > 0 {
 		return Result{Deployment: in}, errs
 	}
-	c := completer{d: in.DeepCopy(), id: MgrID(in), info: info, p: p}
+	return CompleteInPlace(in.DeepCopy(), info, p)
+}
+
+// CompleteInPlace is Complete without the copy: it completes d itself (and
+// may have changed it when it returns errors). For callers that own d, like
+// the webhook with the object it just decoded.
+func CompleteInPlace(d *appsv1.Deployment, info ClusterInfo, p *Policy) (Result, field.ErrorList) {
+	if errs := validateIdentity(d); len(errs) > 0 {
+		return Result{Deployment: d}, errs
+	}
+	c := completer{d: d, id: MgrID(d), info: info, p: p}
 	if errs := c.complete(); len(errs) > 0 {
-		return Result{Deployment: in}, errs
+		return Result{Deployment: d}, errs
 	}
 	return Result{Deployment: c.d, Changed: c.changed, Warnings: c.warnings}, nil
 }

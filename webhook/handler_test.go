@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
@@ -39,20 +38,12 @@ var clusters = staticClusters{
 	"ceph-east": {Namespace: "ceph-east", FSID: "47913c99-d1ed-4a9b-bd55-2b49490b1229"},
 }
 
-func newDecoder(t testing.TB) admission.Decoder {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return admission.NewDecoder(s)
-}
-
 func newMutator(t testing.TB, p *mutate.Policy) *admission.Webhook {
-	return &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: p, Decoder: newDecoder(t)}}
+	return &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: p}}
 }
 
 func newValidator(t testing.TB, p *mutate.Policy) *admission.Webhook {
-	return &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: p, Decoder: newDecoder(t)}}
+	return &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: p}}
 }
 
 var deploymentKind = metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -23,7 +24,6 @@ var deploymentGK = schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"}
 type Mutator struct {
 	Clusters ClusterLookup
 	Policy   *mutate.Policy
-	Decoder  admission.Decoder
 }
 
 var _ admission.Handler = &Mutator{}
@@ -38,7 +38,7 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		count(mutateName, OutcomeSkipped)
 		return admission.Allowed("")
 	}
-	d, resp, ok := decodeDeployment(m.Decoder, req, mutateName)
+	d, resp, ok := decodeDeployment(req, req.Object.Raw, mutateName)
 	if !ok {
 		return resp
 	}
@@ -50,7 +50,7 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 	if err != nil {
 		return deny(ctx, mutateName, d, clusterErrors(err))
 	}
-	res, errs := mutate.Complete(d, info, m.Policy)
+	res, errs := mutate.CompleteInPlace(d, info, m.Policy) // d is ours: no copy
 	if len(errs) > 0 {
 		return deny(ctx, mutateName, d, errs)
 	}
@@ -64,14 +64,24 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 }
 
 // decodeDeployment decodes the request object; a request that is not an
-// apps/v1 Deployment is a 400 naming what was expected.
-func decodeDeployment(dec admission.Decoder, req admission.Request, webhook string) (*appsv1.Deployment, admission.Response, bool) {
-	if req.Kind.Group != appsv1.GroupName || req.Kind.Kind != "Deployment" {
+// apps/v1 Deployment is a 400 naming what was expected. It decodes with the
+// API machinery's own case-sensitive JSON decoder directly: the generic
+// runtime decoder parses the whole document once more just to read its kind,
+// which the request already states.
+func decodeDeployment(req admission.Request, raw []byte, webhook string) (*appsv1.Deployment, admission.Response, bool) {
+	if req.Kind.Group != appsv1.GroupName || req.Kind.Version != "v1" || req.Kind.Kind != "Deployment" {
 		count(webhook, OutcomeErrored, ReasonBadRequest)
 		return nil, admission.Errored(http.StatusBadRequest, fmt.Errorf("this webhook admits apps/v1 Deployments only, got %s; fix the webhook configuration's rules", req.Kind)), false
 	}
 	d := &appsv1.Deployment{}
-	if err := dec.DecodeRaw(req.Object, d); err != nil {
+	err := errors.New("there is no content to decode")
+	if len(raw) > 0 {
+		err = kjson.UnmarshalCaseSensitivePreserveInts(raw, d)
+	}
+	if err == nil && (d.APIVersion != "apps/v1" || d.Kind != "Deployment") {
+		err = fmt.Errorf("the object is %s %s, not an apps/v1 Deployment", d.APIVersion, d.Kind)
+	}
+	if err != nil {
 		count(webhook, OutcomeErrored, ReasonBadRequest)
 		return nil, admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot decode the Deployment: %w", err)), false
 	}

@@ -3,7 +3,6 @@ package webhook
 import (
 	"crypto/tls"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -29,10 +28,9 @@ const (
 // Register adds the mutating and validating webhooks to srv. The framework
 // caps request bodies, recovers and counts panics, and exports
 // controller_runtime_webhook_* metrics per path.
-func Register(srv ctrlwebhook.Server, scheme *runtime.Scheme, clusters ClusterLookup, policy *mutate.Policy) {
-	dec := admission.NewDecoder(scheme)
-	srv.Register(MutatePath, &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: policy, Decoder: dec}})
-	srv.Register(ValidatePath, &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: policy, Decoder: dec}})
+func Register(srv ctrlwebhook.Server, clusters ClusterLookup, policy *mutate.Policy) {
+	srv.Register(MutatePath, &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: policy}})
+	srv.Register(ValidatePath, &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: policy}})
 }
 
 // TLSOptions sets TLS 1.2 as the floor and, unless enableHTTP2, serves

@@ -16,7 +16,6 @@ import (
 type Validator struct {
 	Clusters ClusterLookup
 	Policy   *mutate.Policy
-	Decoder  admission.Decoder
 }
 
 var _ admission.Handler = &Validator{}
@@ -29,15 +28,13 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		count(validateName, OutcomeSkipped)
 		return admission.Allowed("")
 	}
-	d, resp, ok := decodeDeployment(v.Decoder, req, validateName)
+	d, resp, ok := decodeDeployment(req, req.Object.Raw, validateName)
 	if !ok {
 		return resp
 	}
 	var old *appsv1.Deployment
 	if req.Operation == admissionv1.Update {
-		old = &appsv1.Deployment{}
-		if err := v.Decoder.DecodeRaw(req.OldObject, old); err != nil {
-			_, resp, _ := decodeDeployment(v.Decoder, admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Kind: req.Kind, Object: req.OldObject}}, validateName)
+		if old, resp, ok = decodeDeployment(req, req.OldObject.Raw, validateName); !ok {
 			return resp
 		}
 	}

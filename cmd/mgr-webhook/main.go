@@ -126,7 +126,7 @@ func run(o options) error {
 	if err := mgr.Add(clusters); err != nil {
 		return err
 	}
-	webhook.Register(mgr.GetWebhookServer(), scheme, clusters, policy)
+	webhook.Register(mgr.GetWebhookServer(), clusters, policy)
 	if o.certMode == "self-signed" {
 		rot, syncer, err := selfSigned(cfg, scheme, o)
 		if err != nil {

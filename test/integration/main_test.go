@@ -116,7 +116,7 @@ func startWebhook(ctx context.Context) (*webhook.ClusterInfoCache, error) {
 	if err := mgr.Add(clusters); err != nil {
 		return nil, err
 	}
-	webhook.Register(mgr.GetWebhookServer(), scheme, clusters, mutate.DefaultPolicy())
+	webhook.Register(mgr.GetWebhookServer(), clusters, mutate.DefaultPolicy())
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "webhook manager:", err)
