@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
@@ -143,8 +144,8 @@ func TestPatchReproducesComplete(t *testing.T) {
 
 			req.Operation, req.Object.Raw, req.OldObject.Raw = admissionv1.Update, patched, patched
 			again := newMutator(t, f.policy).Handle(ctx, req)
-			if !again.Allowed || len(again.Patches) != 0 || again.PatchType != nil {
-				t.Errorf("second admission of the completed object patched again: %v", again.Patches)
+			if !again.Allowed || len(again.Patch) != 0 || again.PatchType != nil {
+				t.Errorf("second admission of the completed object patched again: %s", again.Patch)
 			}
 			v := newValidator(t, f.policy).Handle(ctx, req)
 			if !v.Allowed {
@@ -262,3 +263,29 @@ func TestOutcomesAreCounted(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestFastDecoderAgreesWithAPIMachinery: the webhook decodes with
+// goccy/go-json for speed; on every fixture, raw and completed, it must yield
+// exactly what the API machinery's decoder yields.
+func TestFastDecoderAgreesWithAPIMachinery(t *testing.T) {
+	for _, f := range fixtures(t) {
+		in := decode(t, f.raw)
+		res, _ := mutate.Complete(in, clusters[in.Namespace], f.policy)
+		for name, raw := range map[string][]byte{"input": f.raw, "completed": must(json.Marshal(res.Deployment))} {
+			t.Run(f.name+"/"+name, func(t *testing.T) {
+				req := request(admissionv1.Create, raw, nil)
+				fast, _, ok := decodeDeployment(req, raw, "test")
+				if !ok {
+					t.Fatal("fast decoder refused it")
+				}
+				want := &appsv1.Deployment{}
+				if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, want); err != nil {
+					t.Fatal(err)
+				}
+				if !equality.Semantic.DeepEqual(fast, want) {
+					t.Error("decoders disagree")
+				}
+			})
+		}
+	}
+}

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"net/http"
 
+	fastjson "github.com/goccy/go-json"
+
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	kjson "sigs.k8s.io/json"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -58,9 +59,14 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		count(mutateName, OutcomeAllowed)
 		return admission.Allowed("").WithWarnings(res.Warnings...)
 	}
+	patch, err := patchFor(res)
+	if err != nil {
+		count(mutateName, OutcomeErrored)
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encoding the patch: %w", err))
+	}
 	count(mutateName, OutcomePatched)
 	log.V(1).Info("completed mgr Deployment", "sections", fmt.Sprintf("%b", res.Changed))
-	return admission.Patched("", patchFor(res)...).WithWarnings(res.Warnings...)
+	return patched(patch).WithWarnings(res.Warnings...)
 }
 
 // decodeDeployment decodes the request object; a request that is not an
@@ -76,7 +82,7 @@ func decodeDeployment(req admission.Request, raw []byte, webhook string) (*appsv
 	d := &appsv1.Deployment{}
 	err := errors.New("there is no content to decode")
 	if len(raw) > 0 {
-		err = kjson.UnmarshalCaseSensitivePreserveInts(raw, d)
+		err = fastjson.Unmarshal(raw, d)
 	}
 	if err == nil && (d.APIVersion != "apps/v1" || d.Kind != "Deployment") {
 		err = fmt.Errorf("the object is %s %s, not an apps/v1 Deployment", d.APIVersion, d.Kind)
