@@ -39,8 +39,8 @@ e2e: ## the e2e suite on a local control plane of real binaries + real Ceph (E2E
 e2e-kind: ## the same suite on kind (needs Docker, kind, and E2E_CEPH_NAMESPACES)
 	./hack/e2e-kind.sh
 
-bench: ## micro-benchmarks of completion, validation and whole admissions beside a no-op floor
-	$(GO) test -run '^$$' -bench . -benchmem ./mutate/ ./webhook/
+bench: ## micro-benchmarks, TLS load vs a no-op webhook, writes through the API server vs MutatingAdmissionPolicy, controller at scale (BENCH=micro,load,apiserver,controller)
+	./hack/bench.sh
 
 demo: build ## the whole story on a local cluster (control plane, kwok, Ceph, webhook, controller); DEMO_FLAGS=--one-shot to exit
 	@./hack/install-deps.sh

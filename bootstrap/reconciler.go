@@ -182,6 +182,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		next.Phase = PhaseWaitingForPod
 		return ctrl.Result{}, r.saveStatus(ctx, d, next) // the pod watch brings us back
 	}
+	if len(want) == 0 {
+		// No module wanted: nothing to ask Ceph once the pod runs.
+		next.Phase, next.Modules, next.Unavailable, next.Dashboard = PhaseReady, nil, nil, false
+		return ctrl.Result{}, r.saveStatus(ctx, d, next)
+	}
 	conn, err := b.conn(ctx)
 	if err != nil {
 		return r.failed(ctx, d, next, err)

@@ -195,7 +195,7 @@ func reviews(root string, info mutate.ClusterInfo) (map[string][]byte, error) {
 		body, err := json.Marshal(admissionv1.AdmissionReview{
 			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 			Request: &admissionv1.AdmissionRequest{UID: "bench", Kind: metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
-				Resource: metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
+				Resource:  metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
 				Namespace: info.Namespace, Name: d.Name, Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw}},
 		})
 		if err != nil {
@@ -321,4 +321,3 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
-

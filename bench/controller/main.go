@@ -1,0 +1,230 @@
+// Command controller measures the bootstrap controller at scale: N mgr
+// Deployments across namespaces (pods made Ready by kwok, one real Ceph
+// cluster), the time until all are bootstrapped, ceph calls and API writes
+// per mgr (from the controller's own metrics), the cost of a full resync at
+// rest (a controller restart re-reconciles everything), and its peak RSS.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+func main() {
+	n := flag.Int("n", 100, "mgr Deployments")
+	namespaces := flag.Int("namespaces", 10, "namespaces they spread over")
+	binDir := flag.String("bin-dir", "bin", "directory with mgr-bootstrap")
+	flag.Parse()
+	if err := run(*n, *namespaces, *binDir); err != nil {
+		fmt.Fprintln(os.Stderr, "controller bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, nss int, binDir string) error {
+	ctx := context.Background()
+	cc, err := cephtest.Start(ctx, cephtest.Options{})
+	if err != nil {
+		return err
+	}
+	defer cc.Stop()
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		return err
+	}
+	defer api.Stop()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	cl, err := client.New(api.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	w, err := testenv.StartWorkloads(ctx, api, cl)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for i := range nss {
+		ns := fmt.Sprintf("ceph-%d", i)
+		if err := (testenv.CephCluster{Namespace: ns, FSID: cc.FSID, MonHost: cc.MonHost, Members: "a", AdminKeyring: cc.AdminKeyring, CephConf: "x"}).Create(ctx, cl); err != nil {
+			return err
+		}
+	}
+	dir, err := os.MkdirTemp("", "controller-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	start := func() (*testenv.Process, int, error) {
+		port, err := freePort()
+		if err != nil {
+			return nil, 0, err
+		}
+		p, err := testenv.Spawn(filepath.Join(binDir, "mgr-bootstrap"), filepath.Join(dir, "bootstrap.log"),
+			"--kubeconfig", api.Kubeconfig, "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port), "--health-probe-bind-address", "0")
+		return p, port, err
+	}
+	proc, port, err := start()
+	if err != nil {
+		return err
+	}
+
+	// N mgrs, ids unique in the one Ceph cluster. With one real mgr daemon,
+	// only mgr "a" could be listed by Ceph, so these want no modules: the
+	// cost per mgr is the keyring, the Services and the status. Module
+	// enabling is measured by the tests against the real daemon.
+	t0 := time.Now()
+	for i := range n {
+		ns := fmt.Sprintf("ceph-%d", i%nss)
+		id := "m" + strconv.Itoa(i)
+		d := &appsv1.Deployment{}
+		d.Name, d.Namespace = "rook-ceph-mgr-"+id, ns
+		d.Labels = map[string]string{"app": "rook-ceph-mgr", "mgr": id}
+		d.Annotations = map[string]string{mutate.AnnotationModules: ""}
+		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1Container())
+		res, errs := mutate.Complete(d, mutate.ClusterInfo{Namespace: ns, FSID: cc.FSID}, mutate.DefaultPolicy())
+		if len(errs) > 0 {
+			return errs.ToAggregate()
+		}
+		if err := cl.Create(ctx, res.Deployment); err != nil {
+			return err
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list := &appsv1.DeploymentList{}
+		if err := cl.List(ctx, list, client.MatchingLabels{"app": "rook-ceph-mgr"}); err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, d := range list.Items {
+			var st bootstrap.Status
+			_ = json.Unmarshal([]byte(d.Annotations[mutate.AnnotationBootstrapStatus]), &st)
+			if st.Phase == bootstrap.PhaseReady {
+				ready++
+			}
+		}
+		return ready == n, nil
+	}); err != nil {
+		return fmt.Errorf("not all %d mgrs bootstrapped (log %s)", n, filepath.Join(dir, "bootstrap.log"))
+	}
+	elapsed := time.Since(t0)
+	m, err := scrape(port)
+	if err != nil {
+		return err
+	}
+	peak, _ := rss(proc.Pid(), "VmHWM")
+	proc.Stop(10 * time.Second)
+
+	// A full resync at rest: a fresh controller lists and reconciles every mgr.
+	proc, port, err = start()
+	if err != nil {
+		return err
+	}
+	time.Sleep(15 * time.Second)
+	r, err := scrape(port)
+	if err != nil {
+		return err
+	}
+	proc.Stop(10 * time.Second)
+
+	fmt.Printf("| measure | value |\n|---|---|\n")
+	fmt.Printf("| mgrs bootstrapped (keyring, 2 Services, pod Ready, status) | %d in %d namespaces |\n", n, nss)
+	fmt.Printf("| time until all bootstrapped | %.1f s |\n", elapsed.Seconds())
+	fmt.Printf("| ceph calls per mgr | %.2f (writes %.2f) |\n", m["calls"]/float64(n), m["writes"]/float64(n))
+	fmt.Printf("| time in ceph calls, summed | %.1f s (wall / ceph time = %.2f) |\n", m["seconds"], elapsed.Seconds()/m["seconds"])
+	fmt.Printf("| API writes per mgr | %.2f |\n", m["apiWrites"]/float64(n))
+	fmt.Printf("| full resync at rest (%d reconciles) | %.0f ceph calls, %.0f API writes |\n", int(r["reconciles"]), r["calls"], r["apiWrites"])
+	fmt.Printf("| controller peak RSS | %.1f MiB |\n", float64(peak)/1024)
+	return nil
+}
+
+// scrape reads the controller's own counters from its metrics endpoint.
+func scrape(port int) (map[string]float64, error) {
+	var resp *http.Response
+	var err error
+	for range 50 {
+		if resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port)); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		name := line[:i]
+		switch {
+		case strings.HasPrefix(name, "mgr_bootstrap_ceph_calls_total"):
+			out["calls"] += v
+			if strings.Contains(name, `kind="write"`) {
+				out["writes"] += v
+			}
+		case strings.HasPrefix(name, "mgr_bootstrap_ceph_call_duration_seconds_sum"):
+			out["seconds"] += v
+		case name == "mgr_bootstrap_api_writes_total":
+			out["apiWrites"] += v
+		case name == "mgr_bootstrap_reconciles_total":
+			out["reconciles"] += v
+		}
+	}
+	return out, sc.Err()
+}
+
+func rss(pid int, field string) (int, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		}
+	}
+	return 0, fmt.Errorf("no %s", field)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
