@@ -7,11 +7,9 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	_ "embed"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -25,15 +23,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
-	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
 //go:embed map.yaml
@@ -99,7 +93,15 @@ func measure(mode string, n int) (map[string][]time.Duration, error) {
 	}
 	switch mode {
 	case "webhooks":
-		if err := serveWebhooks(ctx, api); err != nil {
+		clusters, err := testenv.ServeWebhooks(ctx, api, mutate.DefaultPolicy())
+		if err != nil {
+			return nil, err
+		}
+		// The cluster objects were created just before: wait until the cache has them.
+		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			_, err := clusters.Lookup(ns)
+			return err == nil, nil
+		}); err != nil {
 			return nil, err
 		}
 	case "map":
@@ -168,35 +170,6 @@ func deployment(name, id string) *appsv1.Deployment {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": id}}}
 	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1Container())
 	return d
-}
-
-func serveWebhooks(ctx context.Context, api *testenv.APIServer) error {
-	wo := api.Env.WebhookInstallOptions
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir, TLSOpts: webhook.TLSOptions(false)})})
-	if err != nil {
-		return err
-	}
-	clusters, err := webhook.NewClusterInfoCache(api.Config)
-	if err != nil {
-		return err
-	}
-	if err := mgr.Add(clusters); err != nil {
-		return err
-	}
-	webhook.Register(mgr.GetWebhookServer(), clusters, mutate.DefaultPolicy())
-	go func() { _ = mgr.Start(ctx) }()
-	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		conn, err := tls.Dial("tcp", net.JoinHostPort(wo.LocalServingHost, strconv.Itoa(wo.LocalServingPort)), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe only
-		if err != nil {
-			return false, nil
-		}
-		conn.Close()
-		_, err = clusters.Lookup(ns)
-		return err == nil, nil
-	})
 }
 
 func pct(l []time.Duration, p int) float64 {

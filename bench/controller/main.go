@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -77,7 +76,7 @@ func run(n, nss int, binDir string) error {
 	}
 	defer os.RemoveAll(dir)
 	start := func() (*testenv.Process, int, error) {
-		port, err := freePort()
+		port, err := testenv.FreePort()
 		if err != nil {
 			return nil, 0, err
 		}
@@ -133,7 +132,7 @@ func run(n, nss int, binDir string) error {
 	if err != nil {
 		return err
 	}
-	peak, _ := rss(proc.Pid(), "VmHWM")
+	peak, _ := testenv.MemoryKiB(proc.Pid(), "VmHWM")
 	proc.Stop(10 * time.Second)
 
 	// A full resync at rest: a fresh controller lists and reconciles every mgr.
@@ -205,26 +204,4 @@ func scrape(port int) (map[string]float64, error) {
 		}
 	}
 	return out, sc.Err()
-}
-
-func rss(pid int, field string) (int, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, field+":"); ok {
-			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-		}
-	}
-	return 0, fmt.Errorf("no %s", field)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -104,7 +103,7 @@ func run(levelsFlag string, duration time.Duration, binDir string) error {
 		}
 	}()
 	for _, name := range []string{"noop-webhook", "mgr-webhook"} {
-		port, err := freePort()
+		port, err := testenv.FreePort()
 		if err != nil {
 			return err
 		}
@@ -131,7 +130,7 @@ func run(levelsFlag string, duration time.Duration, binDir string) error {
 	time.Sleep(2 * time.Second)
 	idle := map[string]int{}
 	for _, s := range servers {
-		idle[s.name], _ = rss(s.proc.Pid(), "VmRSS")
+		idle[s.name], _ = testenv.MemoryKiB(s.proc.Pid(), "VmRSS")
 	}
 
 	var levels []int
@@ -165,7 +164,7 @@ func run(levelsFlag string, duration time.Duration, binDir string) error {
 	}
 	fmt.Println()
 	for _, s := range servers {
-		peak, _ := rss(s.proc.Pid(), "VmHWM")
+		peak, _ := testenv.MemoryKiB(s.proc.Pid(), "VmHWM")
 		fmt.Printf("%s: idle RSS %.1f MiB, peak RSS %.1f MiB\n", s.name, float64(idle[s.name])/1024, float64(peak)/1024)
 	}
 	return nil
@@ -297,27 +296,4 @@ func load(s *server, pool *x509.CertPool, path string, body []byte, c int, d tim
 	pct := func(p int) float64 { return ms(all[min(len(all)-1, len(all)*p/100)]) }
 	return result{rps: float64(len(all)) / elapsed.Seconds(), mean: ms(sum) / float64(len(all)),
 		p: map[int]float64{50: pct(50), 90: pct(90), 99: pct(99)}, errors: errs.Load()}
-}
-
-// rss reads a memory field (kB) of /proc/<pid>/status: VmRSS now, VmHWM the peak.
-func rss(pid int, field string) (int, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, field+":"); ok {
-			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-		}
-	}
-	return 0, fmt.Errorf("%s not in /proc/%d/status", field, pid)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -184,7 +184,7 @@ func (c *Cluster) step(format string, args ...any) {
 // server calls: it makes its own CA and injects it into the configurations.
 func (c *Cluster) startWebhook(ctx context.Context, binDir string) error {
 	wo := c.API.Env.WebhookInstallOptions
-	probe, err := freePort()
+	probe, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (c *Cluster) startWebhook(ctx context.Context, binDir string) error {
 }
 
 func (c *Cluster) startBootstrap(ctx context.Context, binDir string) error {
-	probe, err := freePort()
+	probe, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}
@@ -264,15 +264,6 @@ func (c *Cluster) Stop() {
 	if c.ownsDir {
 		os.RemoveAll(c.WorkDir)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func copyFile(from, to string) error {

@@ -2,8 +2,11 @@ package testenv
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -65,4 +68,29 @@ func (p *Process) Stop(grace time.Duration) {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 	}
+}
+
+// FreePort returns a TCP port free on 127.0.0.1 at the time of the call.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// MemoryKiB reads a memory field of /proc/<pid>/status in KiB: "VmRSS" is
+// the resident size now, "VmHWM" its peak.
+func MemoryKiB(pid int, field string) (int, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		}
+	}
+	return 0, fmt.Errorf("%s not in /proc/%d/status", field, pid)
 }

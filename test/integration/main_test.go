@@ -6,9 +6,7 @@ package integration
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net"
 	"os"
 	"testing"
 	"time"
@@ -16,14 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
-	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
 var (
@@ -67,7 +61,7 @@ func run(m *testing.M) (int, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clusters, err := startWebhook(ctx)
+	clusters, err := testenv.ServeWebhooks(ctx, api, mutate.DefaultPolicy())
 	if err != nil {
 		return 1, err
 	}
@@ -89,47 +83,4 @@ func run(m *testing.M) (int, error) {
 		}
 	}
 	return m.Run(), nil
-}
-
-// startWebhook serves the webhooks with the same wiring as cmd/mgr-webhook on
-// the address and certificates envtest configured the API server to call.
-func startWebhook(ctx context.Context) (*webhook.ClusterInfoCache, error) {
-	wo := api.Env.WebhookInstallOptions
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{
-			Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir, TLSOpts: webhook.TLSOptions(false),
-		}),
-	})
-	if err != nil {
-		return nil, err
-	}
-	clusters, err := webhook.NewClusterInfoCache(api.Config)
-	if err != nil {
-		return nil, err
-	}
-	if err := mgr.Add(clusters); err != nil {
-		return nil, err
-	}
-	webhook.Register(mgr.GetWebhookServer(), clusters, mutate.DefaultPolicy())
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "webhook manager:", err)
-		}
-	}()
-	addr := net.JoinHostPort(wo.LocalServingHost, fmt.Sprint(wo.LocalServingPort))
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only probes that the server is up
-		if err != nil {
-			return false, nil
-		}
-		conn.Close()
-		return clusters.HasSynced(), nil
-	})
-	return clusters, err
 }

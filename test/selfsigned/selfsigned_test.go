@@ -82,7 +82,10 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	envtestCA := mutatingBundle(t, k8s)
 
 	wo := api.Env.WebhookInstallOptions
-	probe := freePort(t)
+	probe, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	certDir := t.TempDir()
 	proc, err := testenv.Spawn(bin, filepath.Join(t.TempDir(), "mgr-webhook.log"),
 		"--kubeconfig", kubeconfig, "--cert-mode=self-signed", "--namespace="+ns, "--cert-dir="+certDir,
@@ -286,13 +289,4 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}); err != nil {
 		t.Fatalf("%s: not within %s", what, timeout)
 	}
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
