@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
@@ -201,4 +204,11 @@ func (a *APIServer) KubeconfigAs(user string) (string, error) {
 	}
 	f.Close()
 	return f.Name(), clientcmd.WriteToFile(*cfg, f.Name())
+}
+
+// Tests and tools built on this package log controller-runtime errors to
+// stderr and nothing else (without a logger, controller-runtime prints a stack
+// trace at its first log line, e.g. for an admission warning).
+func init() {
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 }
