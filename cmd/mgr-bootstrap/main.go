@@ -19,6 +19,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 func main() {
@@ -28,6 +29,7 @@ func main() {
 		leaderElectionNamespace     string
 		metricsAddr, probeAddr      string
 		cephBinary, modules, caps   string
+		policyFile                  string
 		cephTimeout, connectTimeout time.Duration
 		maxConcurrent               int
 	)
@@ -40,6 +42,7 @@ func main() {
 	flag.DurationVar(&cephTimeout, "ceph-timeout", 30*time.Second, "deadline of each ceph call (the CLI's connect timeout does not bound a stuck mgr)")
 	flag.DurationVar(&connectTimeout, "ceph-connect-timeout", 15*time.Second, "the ceph CLI's --connect-timeout")
 	flag.StringVar(&modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may override with annotation mgr.ceph.rook.io/modules)")
+	flag.StringVar(&policyFile, "policy", "", "the webhook's policy file; its modules are the default of --modules")
 	flag.StringVar(&caps, "caps", "mgr-profile", `caps of a mgr's cephx key: "mgr-profile" (mon 'allow profile mgr', mds/osd 'allow *', Rook's) or "allow-all" (the seed's 'allow *')`)
 	flag.StringVar(&o.OrchestratorBackend, "orchestrator-backend", o.OrchestratorBackend, "orchestrator backend set once its module is on; empty to skip")
 	flag.DurationVar(&o.ModuleTimeout, "module-timeout", o.ModuleTimeout, "how long one module step is retried while the mgr restarts")
@@ -57,6 +60,19 @@ func main() {
 		o.Caps = bootstrap.SeedCaps
 	default:
 		fail(fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, caps))
+	}
+	modulesSet := false
+	flag.Visit(func(f *flag.Flag) { modulesSet = modulesSet || f.Name == "modules" })
+	if policyFile != "" && !modulesSet {
+		data, err := os.ReadFile(policyFile)
+		if err != nil {
+			fail(err)
+		}
+		p, err := mutate.ParsePolicy(data)
+		if err != nil {
+			fail(err)
+		}
+		modules = strings.Join(p.Modules, ",")
 	}
 	o.Modules = nil
 	for _, m := range strings.Split(modules, ",") {
