@@ -25,6 +25,7 @@ binaries: ## build kube-apiserver, etcd, kube-controller-manager, kube-scheduler
 	./hack/build-binaries.sh
 
 test: verify ## lint, manifest drift, then every test (unit, golden, real API server, real Ceph); fails on any skip
+	@./hack/install-deps.sh
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -json ./... | $(GO) run ./hack/testsummary
