@@ -30,9 +30,12 @@ type Cluster struct {
 	Conf    string // ceph.conf path (client.admin keyring under [client])
 	// AdminKeyring is the client.admin keyring file content.
 	AdminKeyring string
-	// PrometheusPort and DashboardPort are this cluster's module ports, unique
-	// per cluster so several clusters share the host.
+	// PrometheusPort and DashboardPort are the first mgr's module ports;
+	// MgrPorts holds every mgr's [prometheus, dashboard] ports. They are
+	// unique per daemon so that several mgrs and clusters share the host (in
+	// Kubernetes each mgr pod has its own IP instead).
 	PrometheusPort, DashboardPort int
+	MgrPorts                      map[string][2]int
 	procs                         []*exec.Cmd
 	done                          []chan struct{}
 }
@@ -80,12 +83,16 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			c.Stop()
 		}
 	}()
-	ports, err := freePorts(3)
+	ports, err := freePorts(1 + 2*len(o.MgrIDs))
 	if err != nil {
 		return c, err
 	}
 	c.MonHost = fmt.Sprintf("v2:127.0.0.1:%d", ports[0])
-	c.PrometheusPort, c.DashboardPort = ports[1], ports[2]
+	c.MgrPorts = map[string][2]int{}
+	for i, id := range o.MgrIDs {
+		c.MgrPorts[id] = [2]int{ports[1+2*i], ports[2+2*i]}
+	}
+	c.PrometheusPort, c.DashboardPort = c.MgrPorts[o.MgrIDs[0]][0], c.MgrPorts[o.MgrIDs[0]][1]
 	for _, sub := range []string{"run", "log", "mon"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
 			return c, err
@@ -128,7 +135,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			return c, err
 		}
 		keyring := filepath.Join(dir, "mgr", "ceph-"+id, "keyring")
-		setup = append(setup, append([]string{"auth", "get-or-create", "mgr." + id}, append(o.MgrCaps, "-o", keyring, "--format", "plain")...))
+		setup = append(setup, append([]string{"auth", "get-or-create", "mgr." + id}, append(o.MgrCaps, "-o", keyring, "--format", "plain")...),
+			[]string{"config", "set", "mgr." + id, "mgr/prometheus/server_port", strconv.Itoa(c.MgrPorts[id][0]), "--force"},
+			[]string{"config", "set", "mgr." + id, "mgr/dashboard/ssl_server_port", strconv.Itoa(c.MgrPorts[id][1]), "--force"})
 	}
 	for _, s := range setup {
 		if _, err := c.Ceph(ctx, s...); err != nil {

@@ -34,9 +34,9 @@ type Env struct {
 	Kubeconfig string
 	// Namespaces are two Ceph clusters' namespaces.
 	Namespaces []string
-	// Ports are the prometheus and dashboard container ports to use per
-	// namespace (locally every Ceph shares the host; on kind, the defaults).
-	Ports map[string][2]int32
+	// Ports are the prometheus and dashboard container ports per namespace
+	// and mgr id (locally every mgr shares the host; on kind, the defaults).
+	Ports map[string]map[string][2]int32
 	// Ceph runs the ceph CLI as client.admin against a namespace's cluster.
 	Ceph func(ctx context.Context, ns string, args ...string) ([]byte, error)
 	root string
@@ -73,9 +73,12 @@ func run(m *testing.M) (int, error) {
 	}
 	defer c.Stop()
 	env = &Env{Client: c.Client, Kubectl: c.API.Kubectl, Kubeconfig: c.API.Kubeconfig, Namespaces: []string{"ceph-west", "ceph-east"},
-		Ports: map[string][2]int32{}, root: root}
+		Ports: map[string]map[string][2]int32{}, root: root}
 	for ns, cc := range c.Cephs {
-		env.Ports[ns] = [2]int32{int32(cc.PrometheusPort), int32(cc.DashboardPort)}
+		env.Ports[ns] = map[string][2]int32{}
+		for id, p := range cc.MgrPorts {
+			env.Ports[ns][id] = [2]int32{int32(p[0]), int32(p[1])}
+		}
 	}
 	runner := &ceph.Runner{ConnectTimeout: 5 * time.Second, Timeout: 30 * time.Second}
 	env.Ceph = func(ctx context.Context, ns string, args ...string) ([]byte, error) {
@@ -120,10 +123,7 @@ func remoteEnv(ctx context.Context, root, kubeconfig string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Client: cl, Kubectl: kubectl, Kubeconfig: kubeconfig, Namespaces: nss[:2], Ports: map[string][2]int32{}, root: root}
-	for _, ns := range e.Namespaces {
-		e.Ports[ns] = [2]int32{9283, 8443}
-	}
+	e := &Env{Client: cl, Kubectl: kubectl, Kubeconfig: kubeconfig, Namespaces: nss[:2], Ports: map[string]map[string][2]int32{}, root: root}
 	// The mons are reachable from inside the cluster: run ceph in the
 	// controller's pod, the admin keyring on stdin, never on a command line.
 	e.Ceph = func(ctx context.Context, ns string, args ...string) ([]byte, error) {
@@ -169,7 +169,7 @@ func (e *Env) manifest(t *testing.T, ns, id string, annotations map[string]strin
 		}
 		s = strings.Replace(s, "  labels:\n", b.String()+"  labels:\n", 1)
 	}
-	if p := e.Ports[ns]; p != [2]int32{9283, 8443} {
+	if p, ok := e.Ports[ns][id]; ok && p != [2]int32{9283, 8443} {
 		s += fmt.Sprintf("          ports:\n            - {name: http-metrics, containerPort: %d, protocol: TCP}\n            - {name: dashboard, containerPort: %d, protocol: TCP}\n", p[0], p[1])
 	}
 	return []byte(s)
