@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net"
@@ -111,6 +113,21 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	})
 
+	// A second replica: it serves what the Secret holds; the leader writes.
+	port2, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc2, err := testenv.Spawn(bin, filepath.Join(t.TempDir(), "mgr-webhook-2.log"),
+		"--kubeconfig", kubeconfig, "--cert-mode=self-signed", "--namespace="+ns, "--cert-dir="+t.TempDir(),
+		"--host=127.0.0.1", "--port="+strconv.Itoa(port2), "--cert-extra-sans=127.0.0.1",
+		"--cert-lifetime=12s", "--ca-lifetime=40s", "--cert-check-interval=1s", "--leader-elect",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proc2.Stop(10 * time.Second)
+
 	// The webhook put its own CA into the configurations.
 	secret := &corev1.Secret{}
 	waitFor(t, 20*time.Second, "caBundle injected", func() bool {
@@ -149,6 +166,19 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	}
 	if len(s) < 3 || len(is) < 2 {
 		t.Errorf("served %d serving certificates from %d CAs in 35s; want the serving certificate (12s) and the CA (40s) rotated", len(s), len(is))
+	}
+
+	// Both replicas serve the certificate the Secret holds now.
+	waitFor(t, 10*time.Second, "both replicas serve the Secret's certificate", func() bool {
+		cur := &corev1.Secret{}
+		if k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr-webhook-certs"}, cur) != nil {
+			return false
+		}
+		want := leafSerial(cur.Data[certs.TLSCertKey])
+		return want != "" && servedSerial(wo.LocalServingPort) == want && servedSerial(port2) == want
+	})
+	if proc2.Exited() {
+		t.Error("the second replica exited")
 	}
 
 	// A corrupt key in the Secret is regenerated, with an Event saying why.
@@ -223,6 +253,27 @@ func applyRBAC(t *testing.T, k8s client.Client, overlay string) {
 	if n < 8 {
 		t.Fatalf("only %d RBAC objects in %s", n, overlay)
 	}
+}
+
+func servedSerial(port int) string {
+	conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only reads the served certificate
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+}
+
+func leafSerial(certPEM []byte) string {
+	b, _ := pem.Decode(certPEM)
+	if b == nil {
+		return ""
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		return ""
+	}
+	return c.SerialNumber.String()
 }
 
 func mutatingBundle(t *testing.T, k8s client.Client) []byte {
