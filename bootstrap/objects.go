@@ -33,7 +33,7 @@ func keyringSecret(d *appsv1.Deployment, id, key string, caps []string) *corev1.
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: mutate.KeyringSecretName(id), Namespace: d.Namespace, Labels: ownedLabels(id, d.Namespace)},
 		Type:       corev1.SecretTypeOpaque,
-		StringData: map[string]string{mutate.AdminKeyringKey: keyringFile(id, key, caps)},
+		StringData: map[string]string{mutate.KeyringKey: keyringFile(id, key, caps)},
 	}
 }
 

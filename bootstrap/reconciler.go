@@ -355,14 +355,14 @@ func (b *bootstrapRun) conn(ctx context.Context) (ceph.Conn, error) {
 		}
 		missing = append(missing, "Secret "+mutate.AdminKeyringSecretName)
 	}
-	if len(missing) == 0 && (len(cfg.Data[mutate.ConfigSecretMonHostKey]) == 0 || len(keyring.Data[mutate.AdminKeyringKey]) == 0) {
-		missing = append(missing, fmt.Sprintf("keys %s/%s and %s/%s", mutate.ConfigSecretName, mutate.ConfigSecretMonHostKey, mutate.AdminKeyringSecretName, mutate.AdminKeyringKey))
+	if len(missing) == 0 && (len(cfg.Data[mutate.ConfigSecretMonHostKey]) == 0 || len(keyring.Data[mutate.KeyringKey]) == 0) {
+		missing = append(missing, fmt.Sprintf("keys %s/%s and %s/%s", mutate.ConfigSecretName, mutate.ConfigSecretMonHostKey, mutate.AdminKeyringSecretName, mutate.KeyringKey))
 	}
 	if len(missing) > 0 {
 		b.cerr = fmt.Errorf("%w: namespace %s lacks %v", errClusterMissing, ns, missing)
 		return ceph.Conn{}, b.cerr
 	}
-	b.c = &ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[mutate.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[mutate.AdminKeyringKey]}
+	b.c = &ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[mutate.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[mutate.KeyringKey]}
 	return *b.c, nil
 }
 

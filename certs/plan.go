@@ -166,8 +166,7 @@ func tlsPair(certPEM, keyPEM []byte) (*x509.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
-	if !ok || !pub.Equal(cert.PublicKey) {
+	if !keyMatches(key, cert) {
 		return nil, errors.New("key does not match certificate")
 	}
 	return cert, nil
@@ -197,10 +196,16 @@ func parseCA(bundle, keyPEM []byte) ([]*x509.Certificate, crypto.Signer, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(cas[0].PublicKey) {
+	if !keyMatches(key, cas[0]) {
 		return nil, nil, errors.New("key does not match")
 	}
 	return cas, key, nil
+}
+
+// keyMatches reports whether key is the private key of cert.
+func keyMatches(key crypto.Signer, cert *x509.Certificate) bool {
+	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
+	return ok && pub.Equal(cert.PublicKey)
 }
 
 func parseCert(p []byte) (*x509.Certificate, error) {

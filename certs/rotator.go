@@ -80,11 +80,11 @@ func (r *Rotator) Ensure(ctx context.Context) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	trusted, err := r.configsTrust(ctx, s.Data)
+	configs, err := r.webhookConfigs(ctx)
 	if err != nil {
 		return err
 	}
-	data, reasons, err := Plan(now(), s.Data, r.Hosts, r.Lifetimes, trusted)
+	data, reasons, err := Plan(now(), s.Data, r.Hosts, r.Lifetimes, configs.trust(s.Data))
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (r *Rotator) Ensure(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.inject(ctx, data[CACertKey])
+	return r.inject(ctx, configs, data[CACertKey])
 }
 
 func (r *Rotator) write(ctx context.Context, s *corev1.Secret, exists bool, data map[string][]byte, reasons []string) error {
@@ -139,76 +139,71 @@ func isRepair(reasons []string) bool {
 	return false
 }
 
-// configsTrust reports whether every webhook of both configurations carries
-// the Secret's current CA (true when none is installed: nothing to wait for).
-func (r *Rotator) configsTrust(ctx context.Context, data map[string][]byte) (bool, error) {
-	bundles, err := r.bundles(ctx)
-	if err != nil {
-		return false, err
-	}
-	for _, b := range bundles {
-		if !Trusts(b, data) {
-			return false, nil
-		}
-	}
-	return true, nil
+// webhookConfigs are the installed Mutating- and ValidatingWebhookConfiguration
+// of our name (either may be absent), with pointers to each webhook's
+// clientConfig, read once per check for both the trust decision and the
+// injection.
+type webhookConfigs []webhookConfig
+
+type webhookConfig struct {
+	obj     client.Object
+	clients []*admissionregistrationv1.WebhookClientConfig
 }
 
-func (r *Rotator) bundles(ctx context.Context) ([][]byte, error) {
-	var out [][]byte
+func (r *Rotator) webhookConfigs(ctx context.Context) (webhookConfigs, error) {
+	var out webhookConfigs
 	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, m); client.IgnoreNotFound(err) != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, m); err == nil {
+		var cs []*admissionregistrationv1.WebhookClientConfig
+		for i := range m.Webhooks {
+			cs = append(cs, &m.Webhooks[i].ClientConfig)
+		}
+		out = append(out, webhookConfig{m, cs})
+	} else if !apierrors.IsNotFound(err) {
 		return nil, err
-	}
-	for _, w := range m.Webhooks {
-		out = append(out, w.ClientConfig.CABundle)
 	}
 	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, v); client.IgnoreNotFound(err) != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, v); err == nil {
+		var cs []*admissionregistrationv1.WebhookClientConfig
+		for i := range v.Webhooks {
+			cs = append(cs, &v.Webhooks[i].ClientConfig)
+		}
+		out = append(out, webhookConfig{v, cs})
+	} else if !apierrors.IsNotFound(err) {
 		return nil, err
-	}
-	for _, w := range v.Webhooks {
-		out = append(out, w.ClientConfig.CABundle)
 	}
 	return out, nil
 }
 
-// inject sets caBundle on every webhook whose bundle differs.
-func (r *Rotator) inject(ctx context.Context, bundle []byte) error {
-	log := logf.FromContext(ctx).WithName("cert-rotator")
-	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, m); err == nil {
-		changed := false
-		for i := range m.Webhooks {
-			if !bytes.Equal(m.Webhooks[i].ClientConfig.CABundle, bundle) {
-				m.Webhooks[i].ClientConfig.CABundle, changed = bundle, true
+// trust reports whether every webhook carries the Secret data's current CA
+// (true when none is installed: nothing to wait for).
+func (w webhookConfigs) trust(data map[string][]byte) bool {
+	for _, c := range w {
+		for _, cc := range c.clients {
+			if !Trusts(cc.CABundle, data) {
+				return false
 			}
 		}
-		if changed {
-			if err := r.Client.Update(ctx, m); err != nil {
-				return err
-			}
-			log.Info("caBundle injected", "mutatingwebhookconfiguration", m.Name)
-		}
-	} else if !apierrors.IsNotFound(err) {
-		return err
 	}
-	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.WebhookConfigName}, v); err == nil {
+	return true
+}
+
+// inject sets caBundle on every webhook whose bundle differs.
+func (r *Rotator) inject(ctx context.Context, configs webhookConfigs, bundle []byte) error {
+	for _, c := range configs {
 		changed := false
-		for i := range v.Webhooks {
-			if !bytes.Equal(v.Webhooks[i].ClientConfig.CABundle, bundle) {
-				v.Webhooks[i].ClientConfig.CABundle, changed = bundle, true
+		for _, cc := range c.clients {
+			if !bytes.Equal(cc.CABundle, bundle) {
+				cc.CABundle, changed = bundle, true
 			}
 		}
-		if changed {
-			if err := r.Client.Update(ctx, v); err != nil {
-				return err
-			}
-			log.Info("caBundle injected", "validatingwebhookconfiguration", v.Name)
+		if !changed {
+			continue
 		}
-	} else if !apierrors.IsNotFound(err) {
-		return err
+		if err := r.Client.Update(ctx, c.obj); err != nil {
+			return err
+		}
+		logf.FromContext(ctx).WithName("cert-rotator").Info("caBundle injected", "kind", fmt.Sprintf("%T", c.obj), "name", c.obj.GetName())
 	}
 	return nil
 }

@@ -60,10 +60,11 @@ func IsMgr(d *appsv1.Deployment) bool { return d.Labels[LabelApp] == AppName }
 // at all (no usable mgr id or mgr container); everything else is left to
 // Validate.
 func Complete(in *appsv1.Deployment, info ClusterInfo, p *Policy) (Result, field.ErrorList) {
-	if errs := validateIdentity(in); len(errs) > 0 {
-		return Result{Deployment: in}, errs
+	res, errs := CompleteInPlace(in.DeepCopy(), info, p)
+	if len(errs) > 0 {
+		res.Deployment = in
 	}
-	return CompleteInPlace(in.DeepCopy(), info, p)
+	return res, errs
 }
 
 // CompleteInPlace is Complete without the copy: it completes d itself (and

@@ -48,7 +48,8 @@ const (
 	ConfigMapName          = "rook-ceph-config"
 	ConfigMapConfKey       = "ceph.conf"
 	AdminKeyringSecretName = "rook-ceph-admin-keyring"
-	AdminKeyringKey        = "keyring"
+	// KeyringKey holds the keyring file in every keyring Secret (admin and mgr).
+	KeyringKey = "keyring"
 )
 
 // Names inside the completed Pod template.

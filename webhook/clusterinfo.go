@@ -94,7 +94,7 @@ func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {
 	}{
 		{mutate.ConfigSecretName, fmt.Sprintf("Secret %q (keys %s, %s)", mutate.ConfigSecretName, mutate.ConfigSecretMonHostKey, mutate.ConfigSecretMembersKey), false},
 		{mutate.ConfigMapName, fmt.Sprintf("ConfigMap %q (key %s)", mutate.ConfigMapName, mutate.ConfigMapConfKey), true},
-		{mutate.AdminKeyringSecretName, fmt.Sprintf("Secret %q (key %s)", mutate.AdminKeyringSecretName, mutate.AdminKeyringKey), false},
+		{mutate.AdminKeyringSecretName, fmt.Sprintf("Secret %q (key %s)", mutate.AdminKeyringSecretName, mutate.KeyringKey), false},
 	} {
 		f := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, metav1.NamespaceAll, byName(o.name))
 		gvr := secrets

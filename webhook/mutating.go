@@ -49,7 +49,7 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	info, err := m.Clusters.Lookup(namespaceOf(req, d))
 	if err != nil {
-		return deny(ctx, mutateName, d, clusterErrors(err))
+		return denyCluster(ctx, mutateName, d, err)
 	}
 	res, errs := mutate.CompleteInPlace(d, info, m.Policy) // d is ours: no copy
 	if len(errs) > 0 {
@@ -65,7 +65,9 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encoding the patch: %w", err))
 	}
 	count(mutateName, OutcomePatched)
-	log.V(1).Info("completed mgr Deployment", "sections", fmt.Sprintf("%b", res.Changed))
+	if v := log.V(1); v.Enabled() {
+		v.Info("completed mgr Deployment", "sections", fmt.Sprintf("%b", res.Changed))
+	}
 	return patched(patch).WithWarnings(res.Warnings...)
 }
 
@@ -102,22 +104,25 @@ func namespaceOf(req admission.Request, d *appsv1.Deployment) string {
 	return d.Namespace
 }
 
-// clusterErrors turns a failed lookup into a field error on metadata.namespace.
-func clusterErrors(err error) field.ErrorList {
+// denyCluster refuses a mgr whose namespace is not a Ceph cluster (or whose
+// cluster could not be looked up), on metadata.namespace.
+func denyCluster(ctx context.Context, webhook string, d *appsv1.Deployment, err error) admission.Response {
+	fp := field.NewPath("metadata", "namespace")
 	var missing *MissingClusterObjectsError
 	if errors.As(err, &missing) {
-		return field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), missing.Namespace, err.Error())}
+		return respondDenied(ctx, webhook, d, field.ErrorList{field.Invalid(fp, missing.Namespace, err.Error())}, []string{ReasonClusterMissing})
 	}
-	return field.ErrorList{field.InternalError(field.NewPath("metadata", "namespace"), err)}
+	return respondDenied(ctx, webhook, d, field.ErrorList{field.InternalError(fp, err)}, []string{ReasonBadRequest})
 }
 
-// deny refuses the request with an Invalid status listing every field, the
-// form kubectl prints field by field.
+// deny refuses the request for policy errs, counted by their fields.
 func deny(ctx context.Context, webhook string, d *appsv1.Deployment, errs field.ErrorList) admission.Response {
-	reasons := reasonsOf(errs)
-	if len(errs) == 1 && errs[0].Field == "metadata.namespace" {
-		reasons = []string{ReasonClusterMissing}
-	}
+	return respondDenied(ctx, webhook, d, errs, reasonsOf(errs))
+}
+
+// respondDenied answers with an Invalid status listing every field, the form
+// kubectl prints field by field.
+func respondDenied(ctx context.Context, webhook string, d *appsv1.Deployment, errs field.ErrorList, reasons []string) admission.Response {
 	count(webhook, OutcomeDenied, reasons...)
 	logf.FromContext(ctx).V(1).Info("denied mgr Deployment", "webhook", webhook, "fields", reasons)
 	status := apierrors.NewInvalid(deploymentGK, d.Name, errs).Status()

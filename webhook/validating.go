@@ -45,7 +45,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	}
 	info, err := v.Clusters.Lookup(namespaceOf(req, d))
 	if err != nil {
-		return deny(ctx, validateName, d, clusterErrors(err))
+		return denyCluster(ctx, validateName, d, err)
 	}
 	var errs field.ErrorList
 	if old != nil {

@@ -19,10 +19,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -82,12 +80,7 @@ func measure(mode string, n int) (map[string][]time.Duration, error) {
 		return nil, err
 	}
 	defer api.Stop()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	cl, err := client.New(api.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, err
-	}
+	cl := api.Client
 	if err := (testenv.CephCluster{Namespace: ns, FSID: info.FSID, MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "x", CephConf: "x"}).Create(ctx, cl); err != nil {
 		return nil, err
 	}

@@ -19,9 +19,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
@@ -53,13 +51,8 @@ func run(n, nss int, binDir string) error {
 		return err
 	}
 	defer api.Stop()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	cl, err := client.New(api.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		return err
-	}
-	w, err := testenv.StartWorkloads(ctx, api, cl)
+	cl := api.Client
+	w, err := testenv.StartWorkloads(ctx, api)
 	if err != nil {
 		return err
 	}

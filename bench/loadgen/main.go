@@ -29,8 +29,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
@@ -68,12 +66,7 @@ func run(levelsFlag string, duration time.Duration, binDir string) error {
 		return err
 	}
 	defer api.Stop()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	cl, err := client.New(api.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		return err
-	}
+	cl := api.Client
 	info := mutate.ClusterInfo{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b"}
 	if err := (testenv.CephCluster{Namespace: info.Namespace, FSID: info.FSID, MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "x", CephConf: "x"}).Create(ctx, cl); err != nil {
 		return err

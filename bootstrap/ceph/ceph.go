@@ -109,9 +109,6 @@ func IsInvalid(err error) bool { return hasErrno(err, syscall.EINVAL) }
 // IsNotFound reports ENOENT.
 func IsNotFound(err error) bool { return hasErrno(err, syscall.ENOENT) }
 
-// IsExists reports EEXIST.
-func IsExists(err error) bool { return hasErrno(err, syscall.EEXIST) }
-
 // IsRetryable reports answers a restarting mgr gives: EINVAL, EBUSY, EAGAIN,
 // ETIMEDOUT, or no answer in time.
 func IsRetryable(err error) bool {

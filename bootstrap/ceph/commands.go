@@ -3,7 +3,6 @@ package ceph
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 )
 
 // The commands the bootstrap controller uses, each with its metric name.
@@ -156,6 +155,3 @@ func (r *Runner) DashboardSetUser(ctx context.Context, conn Conn, user, role str
 	}
 	return err
 }
-
-// Port formats a port for ConfigSet.
-func Port(p int32) string { return strconv.Itoa(int(p)) }

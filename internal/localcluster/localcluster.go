@@ -22,9 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
@@ -130,13 +128,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	os.Remove(c.API.Kubeconfig)
 	c.API.Kubeconfig = kc
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	if c.Client, err = client.New(c.API.Config, client.Options{Scheme: scheme}); err != nil {
-		return c, err
-	}
+	c.Client = c.API.Client
 	c.step("starting kube-controller-manager, kube-scheduler and kwok (node %s)", testenv.FakeNodeName)
-	if c.work, err = testenv.StartWorkloads(ctx, c.API, c.Client); err != nil {
+	if c.work, err = testenv.StartWorkloads(ctx, c.API); err != nil {
 		return c, err
 	}
 	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: WebhookNamespace}}); err != nil {

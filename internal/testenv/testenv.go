@@ -17,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,6 +70,9 @@ type APIServer struct {
 	Kubeconfig string
 	// Kubectl is the kubectl built with the control plane.
 	Kubectl string
+	// Scheme holds the built-in types; Client is an uncached client with it.
+	Scheme *runtime.Scheme
+	Client client.Client
 }
 
 // StartAPIServer starts etcd and kube-apiserver. With webhook manifests, it
@@ -88,7 +93,15 @@ func StartAPIServer(webhookManifests ...string) (*APIServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting etcd + kube-apiserver from %s: %w", assets, err)
 	}
-	a := &APIServer{Env: env, Config: cfg, Kubectl: filepath.Join(assets, "kubectl")}
+	a := &APIServer{Env: env, Config: cfg, Kubectl: filepath.Join(assets, "kubectl"), Scheme: runtime.NewScheme()}
+	if err := clientgoscheme.AddToScheme(a.Scheme); err != nil {
+		a.Stop()
+		return nil, err
+	}
+	if a.Client, err = client.New(cfg, client.Options{Scheme: a.Scheme}); err != nil {
+		a.Stop()
+		return nil, err
+	}
 	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		a.Stop()
@@ -140,7 +153,7 @@ func (c CephCluster) Objects() []client.Object {
 		&corev1.Secret{ObjectMeta: meta(mutate.ConfigSecretName), StringData: map[string]string{
 			mutate.ConfigSecretMonHostKey: c.MonHost, mutate.ConfigSecretMembersKey: c.Members}},
 		&corev1.ConfigMap{ObjectMeta: meta(mutate.ConfigMapName), Data: map[string]string{mutate.ConfigMapConfKey: c.CephConf}},
-		&corev1.Secret{ObjectMeta: meta(mutate.AdminKeyringSecretName), StringData: map[string]string{mutate.AdminKeyringKey: c.AdminKeyring}},
+		&corev1.Secret{ObjectMeta: meta(mutate.AdminKeyringSecretName), StringData: map[string]string{mutate.KeyringKey: c.AdminKeyring}},
 	}
 }
 

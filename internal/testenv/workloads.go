@@ -28,7 +28,8 @@ type Workloads struct {
 }
 
 // StartWorkloads starts them against a and waits until the fake node is Ready.
-func StartWorkloads(ctx context.Context, a *APIServer, cl client.Client) (w *Workloads, err error) {
+func StartWorkloads(ctx context.Context, a *APIServer) (w *Workloads, err error) {
+	cl := a.Client
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err

@@ -8,9 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -23,13 +21,8 @@ func TestDeploymentBecomesReadyPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	cl, err := client.New(api.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := StartWorkloads(ctx, api, cl)
+	cl := api.Client
+	w, err := StartWorkloads(ctx, api)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -81,12 +79,9 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	defer api.Stop()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	if k8s, err = client.New(api.Config, client.Options{Scheme: scheme}); err != nil {
-		return 1, err
-	}
-	w, err := testenv.StartWorkloads(ctx, api, k8s)
+	scheme := api.Scheme
+	k8s = api.Client
+	w, err := testenv.StartWorkloads(ctx, api)
 	if err != nil {
 		return 1, err
 	}

@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -65,11 +63,7 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	if k8s, err = client.New(api.Config, client.Options{Scheme: scheme}); err != nil {
-		return 1, err
-	}
+	k8s = api.Client
 	for _, c := range cephClusters {
 		if err := c.Create(ctx, k8s); err != nil {
 			return 1, err

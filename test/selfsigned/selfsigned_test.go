@@ -28,9 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -60,12 +58,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	k8s, err := client.New(api.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k8s := api.Client
 	// The webhook runs as its ServiceAccount with the RBAC of the self-signed
 	// overlay, applied for real: the test fails if that RBAC is not enough.
 	applyRBAC(t, k8s, filepath.Join(root, "manifests", "overlays", "self-signed"))
