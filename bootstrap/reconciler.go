@@ -122,10 +122,20 @@ const (
 	ReasonBootstrapFailed   = "BootstrapFailed"
 	ReasonKeyRemoved        = "KeyRemoved"
 	ReasonKeyRemovalAbandon = "KeyRemovalAbandoned"
+	ReasonKeyKept           = "KeyKept"
+	ReasonNotOwned          = "NotOwned"
+	ReasonReleased          = "Released"
+	ReasonDashboardPassword = "DashboardPasswordInvalid"
 )
 
-// errClusterMissing marks a namespace without its cluster objects.
-var errClusterMissing = errors.New("cluster objects missing")
+var (
+	// errClusterMissing marks a namespace without its cluster objects.
+	errClusterMissing = errors.New("cluster objects missing")
+	// errNotOwned marks an object of ours by name that another owner holds.
+	errNotOwned = errors.New("not owned by this Deployment")
+	// errDashboardPassword marks a password Secret the controller cannot use.
+	errDashboardPassword = errors.New("dashboard password Secret unusable")
+)
 
 // Reconcile runs the bootstrap steps that are not done yet. A bootstrapped
 // mgr costs only cache reads: no ceph call and no API write.
@@ -145,6 +155,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.V(1).Info("cache behind our last status write; the watch brings the update", "cached", d.Generation, "written", g)
 		return ctrl.Result{}, nil
 	}
+	if mutate.LeftAlone(d) {
+		return ctrl.Result{}, r.release(ctx, d)
+	}
 	if d.DeletionTimestamp != nil {
 		return r.finalize(ctx, d, id)
 	}
@@ -162,7 +175,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	b := &bootstrapRun{r: r, d: d, id: id}
 
 	if err := r.ensureServices(ctx, d, id); err != nil {
-		return ctrl.Result{}, err
+		return r.failed(ctx, d, next, err)
 	}
 	if err := b.ensureKeyring(ctx); err != nil {
 		return r.failed(ctx, d, next, err)
@@ -226,6 +239,12 @@ func (r *Reconciler) failed(ctx context.Context, d *appsv1.Deployment, st Status
 	case errors.Is(err, errClusterMissing):
 		st.Phase = PhaseError
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonClusterMissing, "Bootstrap", "%v", err)
+	case errors.Is(err, errNotOwned):
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonNotOwned, "Bootstrap", "%v", err)
+	case errors.Is(err, errDashboardPassword):
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonDashboardPassword, "ConfigureDashboard", "%v", err)
 	case ceph.IsUnavailable(err):
 		st.Phase = PhaseCephUnavailable
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Bootstrap", "Ceph cluster %s did not answer; retrying with backoff: %v", d.Namespace, err)
@@ -303,6 +322,8 @@ func (r *Reconciler) ensureServices(ctx context.Context, d *appsv1.Deployment, i
 			created++
 		case err != nil:
 			return err
+		case !metav1.IsControlledBy(have, d):
+			return notOwned(d, "Service", have)
 		case serviceDrifted(have, want):
 			patch := client.MergeFrom(have.DeepCopy())
 			have.Spec.Selector, have.Spec.Type, have.Spec.Ports = want.Spec.Selector, want.Spec.Type, want.Spec.Ports
@@ -380,6 +401,9 @@ func (b *bootstrapRun) ensureKeyring(ctx context.Context) error {
 	have := &corev1.Secret{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: mutate.KeyringSecretName(id)}, have)
 	if err == nil {
+		if !metav1.IsControlledBy(have, d) {
+			return notOwned(d, "Secret", have)
+		}
 		return nil
 	}
 	if !apierrors.IsNotFound(err) {
@@ -530,32 +554,42 @@ func (b *bootstrapRun) configureDashboard(ctx context.Context, conn ceph.Conn, p
 
 // dashboardPassword reads the namespace's dashboard password, creating the
 // Secret with a random one first. The Secret belongs to the cluster (the
-// namespace), not to one mgr, so it outlives any single mgr Deployment.
+// namespace), not to one mgr, so it outlives any single mgr Deployment. A
+// Secret without a password is someone else's to fix: the controller never
+// overwrites it, and says which key is missing.
 func (r *Reconciler) dashboardPassword(ctx context.Context, d *appsv1.Deployment) ([]byte, error) {
-	s := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: d.Namespace, Name: mutate.DashboardPasswordSecretName}
-	err := r.APIReader.Get(ctx, key, s)
-	if err == nil && len(s.Data[mutate.DashboardPasswordKey]) > 0 {
+	read := func() ([]byte, error) {
+		s := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, key, s); err != nil {
+			return nil, err
+		}
+		if len(s.Data[mutate.DashboardPasswordKey]) == 0 {
+			return nil, fmt.Errorf("%w: Secret %s exists without key %q; add the dashboard admin's password under %q, or delete the Secret so that the controller generates one",
+				errDashboardPassword, key.Name, mutate.DashboardPasswordKey, mutate.DashboardPasswordKey)
+		}
 		return s.Data[mutate.DashboardPasswordKey], nil
 	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
+	password, err := read()
+	if !apierrors.IsNotFound(err) {
+		return password, err
 	}
 	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, err
 	}
-	password := []byte(base64.RawURLEncoding.EncodeToString(raw))
-	s = &corev1.Secret{
+	password = []byte(base64.RawURLEncoding.EncodeToString(raw))
+	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: map[string]string{mutate.LabelApp: mutate.AppName, mutate.LabelRookCluster: d.Namespace}},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{mutate.DashboardPasswordKey: password},
 	}
 	apiWrites.Inc()
-	if err := r.Client.Create(ctx, s); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return r.dashboardPassword(ctx, d)
-		}
+	err = r.Client.Create(ctx, s)
+	if apierrors.IsAlreadyExists(err) {
+		return read() // another writer won: use theirs, once
+	}
+	if err != nil {
 		return nil, err
 	}
 	return password, nil
@@ -593,6 +627,15 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 	}
 	b := &bootstrapRun{r: r, d: d, id: id}
 	entity := "mgr." + id
+	user, err := r.keyUser(ctx, d, id)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if user != "" {
+		// Not ours to remove: another Deployment runs this mgr, or holds its keyring.
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete", "cephx key %s kept: %s still uses it", entity, user)
+		return ctrl.Result{}, r.removeFinalizer(ctx, d)
+	}
 	conn, err := b.conn(ctx)
 	if err == nil {
 		err = r.Ceph.RemoveKey(ctx, conn, entity)
@@ -609,8 +652,71 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandon, "Delete",
 			"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entity, r.FinalizerTimeout, err, entity)
 	}
+	return ctrl.Result{}, r.removeFinalizer(ctx, d)
+}
+
+func (r *Reconciler) removeFinalizer(ctx context.Context, d *appsv1.Deployment) error {
+	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+		return nil
+	}
 	patch := client.MergeFrom(d.DeepCopy())
 	controllerutil.RemoveFinalizer(d, mutate.FinalizerCephxKey)
 	apiWrites.Inc()
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, d, patch))
+	return client.IgnoreNotFound(r.Client.Patch(ctx, d, patch))
+}
+
+// keyUser names what still uses the cephx key of mgr id besides the deleted
+// Deployment d: another live Deployment of that mgr id in the namespace (ours,
+// Rook's or anyone's), or a keyring Secret that another object controls. It
+// reads from the API server, not the cache: a key removed in error cannot be
+// given back.
+func (r *Reconciler) keyUser(ctx context.Context, d *appsv1.Deployment, id string) (string, error) {
+	list := &appsv1.DeploymentList{}
+	if err := r.APIReader.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabels{mutate.LabelMgrID: id}); err != nil {
+		return "", err
+	}
+	for _, other := range list.Items {
+		if other.UID != d.UID && other.DeletionTimestamp == nil && mutate.IsMgr(&other) {
+			return "Deployment " + other.Name, nil
+		}
+	}
+	s := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: mutate.KeyringSecretName(id)}, s)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if ref := metav1.GetControllerOf(s); ref != nil && ref.UID != d.UID {
+		return fmt.Sprintf("Secret %s (controlled by %s %s)", s.Name, ref.Kind, ref.Name), nil
+	}
+	return "", nil
+}
+
+// release lets go of a Deployment that is no longer ours to manage (opted out
+// or owned by a Rook CephCluster): its finalizer goes, and its key, keyring
+// and Services stay as they are.
+func (r *Reconciler) release(ctx context.Context, d *appsv1.Deployment) error {
+	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+		return nil
+	}
+	if err := r.removeFinalizer(ctx, d); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonReleased, "Release",
+		"no longer managed (label %s=false or a Rook CephCluster owner): finalizer removed; the cephx key, keyring Secret and Services are left as they are", mutate.LabelManaged)
+	return nil
+}
+
+// notOwned is the error for an object that carries our name for mgr d but is
+// controlled by something else (or nothing): the controller neither adopts
+// nor changes it.
+func notOwned(d *appsv1.Deployment, kind string, o metav1.Object) error {
+	owner := "no controller"
+	if ref := metav1.GetControllerOf(o); ref != nil {
+		owner = fmt.Sprintf("%s %s", ref.Kind, ref.Name)
+	}
+	return fmt.Errorf("%w: %s %s belongs to %s, not to Deployment %s; the controller neither adopts nor changes it: delete it if it is stale, or delete this Deployment if it duplicates mgr %q",
+		errNotOwned, kind, o.GetName(), owner, d.Name, mutate.MgrID(d))
 }

@@ -47,9 +47,12 @@ func CacheOptions() cache.Options {
 }
 
 // RBAC of the controller; its cache watches only objects labelled
-// app=rook-ceph-mgr, and it reads the cluster Secrets by name.
+// app=rook-ceph-mgr, and it reads the cluster Secrets by name. Owner
+// references with blockOwnerDeletion (SetControllerReference) need update on
+// deployments/finalizers where OwnerReferencesPermissionEnforcement is on.
 //
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create

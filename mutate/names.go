@@ -36,6 +36,19 @@ const (
 	AnnotationBootstrapStatus = "mgr.ceph.rook.io/bootstrap-status"
 	// FinalizerCephxKey holds a mgr Deployment until its cephx key is removed.
 	FinalizerCephxKey = "mgr.ceph.rook.io/cephx-key"
+	// AnnotationDeploymentRevision is written by the deployment controller.
+	AnnotationDeploymentRevision = "deployment.kubernetes.io/revision"
+)
+
+// Opting out, and the owner that makes Rook's operator responsible instead.
+const (
+	// LabelManaged set to "false" opts a Deployment out of the webhooks and
+	// the controller (Istio's sidecar.istio.io/inject: "false" convention).
+	LabelManaged = "mgr.ceph.rook.io/managed"
+	// RookAPIGroup and CephClusterKind name the owner of Rook's own mgr
+	// Deployments, which its operator manages.
+	RookAPIGroup    = "ceph.rook.io"
+	CephClusterKind = "CephCluster"
 )
 
 // Names of the namespace's cluster objects (Rook's), which make a namespace a Ceph cluster.
@@ -82,6 +95,10 @@ const (
 	DashboardPasswordKey        = "password"
 	DashboardUser               = "admin"
 )
+
+// DeploymentName is the only name a mgr Deployment of mgr <id> may have
+// (Rook's): the API server then keeps one Deployment per mgr id.
+func DeploymentName(id string) string { return "rook-ceph-mgr-" + id }
 
 // MetricsServiceName is the Service in front of mgr <id>'s prometheus module.
 func MetricsServiceName(id string) string { return fmt.Sprintf("rook-ceph-mgr-%s", id) }

@@ -40,6 +40,14 @@ func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList
 	id := MgrID(d)
 	spec := &d.Spec.Template.Spec
 
+	// The name is the mgr id's: two Deployments of one mgr would share its
+	// cephx key, keyring Secret and Services, and deleting either would take
+	// the key from the other. A fixed name makes the API server refuse the second.
+	if want := DeploymentName(id); d.Name != want {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), d.Name,
+			fmt.Sprintf("a Deployment of mgr %q must be named %q (Rook's name), so that no two Deployments run one mgr id; rename it, or give it another mgr id", id, want)))
+	}
+
 	for _, l := range []string{LabelMgrID, LabelCephDaemonID, LabelInstance} {
 		if v, ok := d.Spec.Template.Labels[l]; ok && v != id {
 			errs = append(errs, field.Invalid(podLabelPath.Key(l), v, fmt.Sprintf("must equal the mgr id %q from metadata.labels[mgr]", id)))
@@ -105,10 +113,17 @@ func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList
 	return errs
 }
 
-// ValidateUpdate is Validate plus the fields that must never change: the mgr
-// id (it names the cephx user, the keyring and the pods) and the fsid.
+// ValidateUpdate judges an update by what it changes, as Kubernetes
+// ratchets CRD validation (KEP-4008): a violation the old object already had,
+// on the same field with the same value, is not held against the update, so a
+// mgr that a tightened policy no longer admits can still be labelled,
+// annotated and released; a violation the update introduces is denied. The
+// mgr id (it names the cephx user, keyring and pods) and the fsid never change.
 func ValidateUpdate(old, d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList {
 	errs := Validate(d, info, p)
+	if len(errs) > 0 {
+		errs = ratchet(errs, Validate(old, info, p))
+	}
 	if oldID, newID := MgrID(old), MgrID(d); oldID != "" && oldID != newID {
 		errs = append(errs, field.Forbidden(labelsPath.Key(LabelMgrID),
 			fmt.Sprintf("the mgr id is immutable (was %q); create a new Deployment for mgr %q instead", oldID, newID)))
@@ -119,6 +134,38 @@ func ValidateUpdate(old, d *appsv1.Deployment, info ClusterInfo, p *Policy) fiel
 			fmt.Sprintf("--fsid is immutable (was %q): a mgr cannot move to another Ceph cluster", oldFSID)))
 	}
 	return errs
+}
+
+// ratchet drops the errors that prior already had.
+func ratchet(errs, prior field.ErrorList) field.ErrorList {
+	had := make(map[string]bool, len(prior))
+	for _, e := range prior {
+		had[errorKey(e)] = true
+	}
+	out := errs[:0]
+	for _, e := range errs {
+		if !had[errorKey(e)] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func errorKey(e *field.Error) string {
+	return fmt.Sprintf("%s\x00%s\x00%v", e.Type, e.Field, e.BadValue)
+}
+
+// ValidateStaysMgr refuses an update that takes a mgr out of the mgr set
+// (label app removed or changed) while the bootstrap controller's finalizer is
+// still on it: the controller watches only mgr Deployments, so it would never
+// see the deletion and the finalizer would hold the Deployment forever.
+func ValidateStaysMgr(old, d *appsv1.Deployment) field.ErrorList {
+	if !IsMgr(old) || IsMgr(d) || d.DeletionTimestamp != nil || !hasFinalizer(d, FinalizerCephxKey) {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(labelsPath.Key(LabelApp), fmt.Sprintf(
+		"label app=%s cannot be removed or changed while finalizer %s is on the Deployment: the bootstrap controller would lose sight of it and the finalizer would never be removed; delete the Deployment instead (its cephx key is removed), or first label it %s=false so that the controller lets go",
+		AppName, FinalizerCephxKey, LabelManaged))}
 }
 
 // mgrFlag returns the value of --flag in the mgr container's args.

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -26,6 +28,11 @@ import (
 type ClusterLookup interface {
 	// Lookup returns the namespace's ClusterInfo, or a *MissingClusterObjectsError.
 	Lookup(namespace string) (mutate.ClusterInfo, error)
+}
+
+// MgrLookup finds a mgr Deployment's metadata by name.
+type MgrLookup interface {
+	MgrDeployment(namespace, name string) (metav1.Object, bool)
 }
 
 // MissingClusterObjectsError names the cluster objects a namespace lacks.
@@ -47,20 +54,28 @@ type clusterObject struct {
 }
 
 // ClusterInfoCache answers Lookup from informers that watch only the named
-// cluster objects (a field selector per name), never all Secrets. The mon
-// Secret is cached reduced to its fsid; the others as metadata only, so no
-// key material is held in memory.
+// cluster objects (a field selector per name), never all Secrets, and no
+// Secret that carries a key: the fsid comes from the ceph.conf of ConfigMap
+// rook-ceph-config (the file every mgr mounts), which is cached reduced to
+// that fsid; Secret rook-ceph-config (mon addresses, no key) is cached as
+// metadata, to tell a user it is missing before a pod fails on it. The admin
+// keyring is the bootstrap controller's to read and report. It also caches the
+// metadata of mgr Deployments, for the scale subresource, whose requests carry
+// no labels.
 type ClusterInfoCache struct {
-	mon     cache.SharedIndexInformer
-	objects []clusterObject
-	start   []func(<-chan struct{})
+	conf        cache.SharedIndexInformer
+	objects     []clusterObject
+	deployments cache.SharedIndexInformer
+	start       []func(<-chan struct{})
 }
 
-// RBAC: only the named cluster objects. List and watch are allowed by name
-// because every informer lists with a metadata.name field selector.
+// RBAC: the two named cluster objects, and mgr Deployments' metadata. List and
+// watch are allowed by name because every informer lists with a metadata.name
+// field selector.
 //
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,resourceNames=rook-ceph-mon;rook-ceph-config;rook-ceph-admin-keyring
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,resourceNames=rook-ceph-config
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch,resourceNames=rook-ceph-config
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
 
 // NewClusterInfoCache builds the informers; Start runs them.
 func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {
@@ -79,46 +94,43 @@ func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {
 	}
 	c := &ClusterInfoCache{}
 
-	monFactory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(byName(mutate.MonSecretName)))
-	c.mon = monFactory.Core().V1().Secrets().Informer()
-	if err := c.mon.SetTransform(keepOnlyFSID); err != nil {
+	confFactory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(byName(mutate.ConfigMapName)))
+	c.conf = confFactory.Core().V1().ConfigMaps().Informer()
+	if err := c.conf.SetTransform(keepOnlyFSID); err != nil {
 		return nil, err
 	}
-	c.start = append(c.start, monFactory.Start)
+	c.start = append(c.start, confFactory.Start)
 
-	secrets := corev1.SchemeGroupVersion.WithResource("secrets")
-	configMaps := corev1.SchemeGroupVersion.WithResource("configmaps")
-	for _, o := range []struct {
-		name, describe string
-		isConfigMap    bool
-	}{
-		{mutate.ConfigSecretName, fmt.Sprintf("Secret %q (keys %s, %s)", mutate.ConfigSecretName, mutate.ConfigSecretMonHostKey, mutate.ConfigSecretMembersKey), false},
-		{mutate.ConfigMapName, fmt.Sprintf("ConfigMap %q (key %s)", mutate.ConfigMapName, mutate.ConfigMapConfKey), true},
-		{mutate.AdminKeyringSecretName, fmt.Sprintf("Secret %q (key %s)", mutate.AdminKeyringSecretName, mutate.KeyringKey), false},
-	} {
-		f := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, metav1.NamespaceAll, byName(o.name))
-		gvr := secrets
-		if o.isConfigMap {
-			gvr = configMaps
-		}
-		c.objects = append(c.objects, clusterObject{name: o.name, describe: o.describe, informer: f.ForResource(gvr).Informer()})
-		c.start = append(c.start, f.Start)
-	}
+	secretFactory := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, metav1.NamespaceAll, byName(mutate.ConfigSecretName))
+	c.objects = append(c.objects, clusterObject{
+		name:     mutate.ConfigSecretName,
+		describe: fmt.Sprintf("Secret %q (keys %s, %s)", mutate.ConfigSecretName, mutate.ConfigSecretMonHostKey, mutate.ConfigSecretMembersKey),
+		informer: secretFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer(),
+	})
+	c.start = append(c.start, secretFactory.Start)
+
+	mgrs := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
+		o.LabelSelector = labels.SelectorFromSet(labels.Set{mutate.LabelApp: mutate.AppName}).String()
+	})
+	c.deployments = mgrs.ForResource(appsv1.SchemeGroupVersion.WithResource("deployments")).Informer()
+	c.start = append(c.start, mgrs.Start)
 	return c, nil
 }
 
-// keepOnlyFSID drops everything of the mon Secret but its fsid: the Secret also
-// holds the mon and admin keys, which this process must never hold.
+// keepOnlyFSID reduces the cluster's ConfigMap to the fsid of its ceph.conf.
 func keepOnlyFSID(obj any) (any, error) {
-	s, ok := obj.(*corev1.Secret)
+	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
 		return obj, nil // cache.DeletedFinalStateUnknown and the like
 	}
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, ResourceVersion: s.ResourceVersion, UID: s.UID},
-		Data:       map[string][]byte{mutate.MonSecretFSIDKey: s.Data[mutate.MonSecretFSIDKey]},
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, ResourceVersion: cm.ResourceVersion, UID: cm.UID},
+		Data:       map[string]string{fsidKey: fsidFromCephConf(cm.Data[mutate.ConfigMapConfKey])},
 	}, nil
 }
+
+// fsidKey holds the parsed fsid in the cached, reduced ConfigMap.
+const fsidKey = "fsid"
 
 // Start runs the informers until ctx ends (a manager.Runnable).
 func (c *ClusterInfoCache) Start(ctx context.Context) error {
@@ -134,7 +146,7 @@ func (c *ClusterInfoCache) NeedLeaderElection() bool { return false }
 
 // HasSynced reports whether every informer has listed once.
 func (c *ClusterInfoCache) HasSynced() bool {
-	if !c.mon.HasSynced() {
+	if !c.conf.HasSynced() || !c.deployments.HasSynced() {
 		return false
 	}
 	for _, o := range c.objects {
@@ -154,11 +166,11 @@ func (c *ClusterInfoCache) WaitForSync(ctx context.Context) bool {
 func (c *ClusterInfoCache) Lookup(namespace string) (mutate.ClusterInfo, error) {
 	var missing []string
 	info := mutate.ClusterInfo{Namespace: namespace}
-	obj, ok, _ := c.mon.GetIndexer().GetByKey(namespace + "/" + mutate.MonSecretName)
-	if s, isSecret := obj.(*corev1.Secret); ok && isSecret && len(s.Data[mutate.MonSecretFSIDKey]) > 0 {
-		info.FSID = string(s.Data[mutate.MonSecretFSIDKey])
+	obj, ok, _ := c.conf.GetIndexer().GetByKey(namespace + "/" + mutate.ConfigMapName)
+	if cm, isConfigMap := obj.(*corev1.ConfigMap); ok && isConfigMap && cm.Data[fsidKey] != "" {
+		info.FSID = cm.Data[fsidKey]
 	} else {
-		missing = append(missing, fmt.Sprintf("Secret %q (key %s)", mutate.MonSecretName, mutate.MonSecretFSIDKey))
+		missing = append(missing, fmt.Sprintf("ConfigMap %q (key %s, with fsid in its [global] section)", mutate.ConfigMapName, mutate.ConfigMapConfKey))
 	}
 	for _, o := range c.objects {
 		if _, ok, _ := o.informer.GetIndexer().GetByKey(namespace + "/" + o.name); !ok {
@@ -169,4 +181,15 @@ func (c *ClusterInfoCache) Lookup(namespace string) (mutate.ClusterInfo, error) 
 		return info, &MissingClusterObjectsError{Namespace: namespace, Missing: missing}
 	}
 	return info, nil
+}
+
+// MgrDeployment returns the cached metadata of the mgr Deployment
+// namespace/name, or false when there is no such mgr Deployment.
+func (c *ClusterInfoCache) MgrDeployment(namespace, name string) (metav1.Object, bool) {
+	obj, ok, _ := c.deployments.GetIndexer().GetByKey(namespace + "/" + name)
+	if !ok {
+		return nil, false
+	}
+	m, isMeta := obj.(*metav1.PartialObjectMetadata)
+	return m, isMeta
 }

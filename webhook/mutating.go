@@ -43,12 +43,23 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 	if !ok {
 		return resp
 	}
-	if !mutate.IsMgr(d) {
+	if !mutate.Managed(d) {
 		count(mutateName, OutcomeSkipped)
-		return admission.Allowed("not a mgr Deployment")
+		return admission.Allowed("not a managed mgr Deployment")
+	}
+	if d.DeletionTimestamp != nil {
+		count(mutateName, OutcomeSkipped)
+		return admission.Allowed("being deleted")
 	}
 	info, err := m.Clusters.Lookup(namespaceOf(req, d))
 	if err != nil {
+		var missing *MissingClusterObjectsError
+		if req.Operation == admissionv1.Update && errors.As(err, &missing) {
+			// Nothing to complete from; the validator refuses a spec change
+			// and admits the rest, so cleanup of a torn-down cluster goes on.
+			count(mutateName, OutcomeSkipped)
+			return admission.Allowed("")
+		}
 		return denyCluster(ctx, mutateName, d, err)
 	}
 	res, errs := mutate.CompleteInPlace(d, info, m.Policy) // d is ours: no copy

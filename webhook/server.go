@@ -17,20 +17,24 @@ import (
 // +kubebuilder:webhookconfiguration:mutating=true,name=mgr-webhook
 // +kubebuilder:webhookconfiguration:mutating=false,name=mgr-webhook
 // +kubebuilder:webhook:path=/mutate-apps-v1-deployment,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=mutate.mgr.ceph.rook.io,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=mgr-webhook,serviceNamespace=mgr-webhook-system,servicePort=443
+// +kubebuilder:webhook:path=/validate-apps-v1-deployment-scale,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments/scale,verbs=update,versions=v1,name=scale.mgr.ceph.rook.io,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=mgr-webhook,serviceNamespace=mgr-webhook-system,servicePort=443
 // +kubebuilder:webhook:path=/validate-apps-v1-deployment,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=validate.mgr.ceph.rook.io,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=mgr-webhook,serviceNamespace=mgr-webhook-system,servicePort=443
 
 // Paths the webhook configurations point at.
 const (
-	MutatePath   = "/mutate-apps-v1-deployment"
-	ValidatePath = "/validate-apps-v1-deployment"
+	MutatePath        = "/mutate-apps-v1-deployment"
+	ValidatePath      = "/validate-apps-v1-deployment"
+	ValidateScalePath = "/validate-apps-v1-deployment-scale"
 )
 
-// Register adds the mutating and validating webhooks to srv. The framework
-// caps request bodies, recovers and counts panics, and exports
+// Register adds the mutating and validating webhooks of Deployments and the
+// validating webhook of their scale subresource to srv. The framework caps
+// request bodies, recovers and counts panics, and exports
 // controller_runtime_webhook_* metrics per path.
-func Register(srv ctrlwebhook.Server, clusters ClusterLookup, policy *mutate.Policy) {
+func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, policy *mutate.Policy) {
 	srv.Register(MutatePath, &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: policy}})
 	srv.Register(ValidatePath, &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: policy}})
+	srv.Register(ValidateScalePath, &admission.Webhook{Handler: &ScaleValidator{Mgrs: clusters}})
 }
 
 // TLSOptions sets TLS 1.2 as the floor and, unless enableHTTP2, serves

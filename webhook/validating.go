@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,7 +23,13 @@ var _ admission.Handler = &Validator{}
 
 const validateName = "validate"
 
-// Handle validates CREATE and UPDATE of mgr Deployments.
+// Handle validates CREATE and UPDATE of mgr Deployments. It never blocks
+// cleanup: an object being deleted, and an update that changes no spec,
+// label or user annotation (status, finalizer, owner and controller writes),
+// is admitted without a look at policy or cluster, and other updates are
+// judged only on the violations they introduce (mutate.ValidateUpdate). The
+// webhook configuration's matchConditions spare the API server the call for
+// the same cases; this is the same rule for configurations without them.
 func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		count(validateName, OutcomeSkipped)
@@ -37,14 +44,32 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if old, resp, ok = decodeDeployment(req, req.OldObject.Raw, validateName); !ok {
 			return resp
 		}
+		if d.DeletionTimestamp != nil {
+			count(validateName, OutcomeSkipped)
+			return admission.Allowed("being deleted")
+		}
+		if errs := mutate.ValidateStaysMgr(old, d); len(errs) > 0 {
+			return deny(ctx, validateName, d, errs)
+		}
+		if !mutate.Managed(old) {
+			old = nil // entering the mgr set: judged as a new mgr
+		} else if mutate.IntentUnchanged(old, d) {
+			count(validateName, OutcomeSkipped)
+			return admission.Allowed("no change of spec, labels or annotations")
+		}
 	}
-	wasMgr := old != nil && mutate.IsMgr(old)
-	if !mutate.IsMgr(d) && !wasMgr {
+	if !mutate.Managed(d) {
 		count(validateName, OutcomeSkipped)
-		return admission.Allowed("not a mgr Deployment")
+		return admission.Allowed("not a managed mgr Deployment")
 	}
 	info, err := v.Clusters.Lookup(namespaceOf(req, d))
 	if err != nil {
+		var missing *MissingClusterObjectsError
+		if old != nil && errors.As(err, &missing) && mutate.SpecUnchanged(old, d) {
+			// A cluster being torn down: labels and annotations stay writable.
+			count(validateName, OutcomeAllowed)
+			return admission.Allowed("").WithWarnings(err.Error())
+		}
 		return denyCluster(ctx, validateName, d, err)
 	}
 	var errs field.ErrorList

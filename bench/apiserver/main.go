@@ -81,7 +81,7 @@ func measure(mode string, n int) (map[string][]time.Duration, error) {
 	}
 	defer api.Stop()
 	cl := api.Client
-	if err := (testenv.CephCluster{Namespace: ns, FSID: info.FSID, MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "x", CephConf: "x"}).Create(ctx, cl); err != nil {
+	if err := (testenv.CephCluster{Namespace: ns, FSID: info.FSID, MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "x"}).Create(ctx, cl); err != nil {
 		return nil, err
 	}
 	switch mode {

@@ -59,7 +59,7 @@ func run(n, nss int, binDir string) error {
 	defer w.Stop()
 	for i := range nss {
 		ns := fmt.Sprintf("ceph-%d", i)
-		if err := (testenv.CephCluster{Namespace: ns, FSID: cc.FSID, MonHost: cc.MonHost, Members: "a", AdminKeyring: cc.AdminKeyring, CephConf: "x"}).Create(ctx, cl); err != nil {
+		if err := (testenv.CephCluster{Namespace: ns, FSID: cc.FSID, MonHost: cc.MonHost, Members: "a", AdminKeyring: cc.AdminKeyring}).Create(ctx, cl); err != nil {
 			return err
 		}
 	}

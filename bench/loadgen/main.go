@@ -68,7 +68,7 @@ func run(levelsFlag string, duration time.Duration, binDir string) error {
 	defer api.Stop()
 	cl := api.Client
 	info := mutate.ClusterInfo{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b"}
-	if err := (testenv.CephCluster{Namespace: info.Namespace, FSID: info.FSID, MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "x", CephConf: "x"}).Create(ctx, cl); err != nil {
+	if err := (testenv.CephCluster{Namespace: info.Namespace, FSID: info.FSID, MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "x"}).Create(ctx, cl); err != nil {
 		return err
 	}
 

@@ -148,7 +148,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		cc := c.Cephs[ns]
 		c.step("namespace %s: Rook's cluster objects for Ceph %s (mon %s)", ns, cc.FSID, cc.MonHost)
 		objs := testenv.CephCluster{Namespace: ns, FSID: cc.FSID, MonHost: cc.MonHost, Members: "a",
-			AdminKeyring: cc.AdminKeyring, CephConf: fmt.Sprintf("[global]\nfsid = %s\nmon_host = %s\n", cc.FSID, cc.MonHost)}
+			AdminKeyring: cc.AdminKeyring}
 		if err := objs.Create(ctx, c.Client); err != nil {
 			return c, err
 		}

@@ -12,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -25,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
@@ -75,19 +78,40 @@ type APIServer struct {
 	Client client.Client
 }
 
-// StartAPIServer starts etcd and kube-apiserver. With webhook manifests, it
-// installs those webhook configurations pointing at a local serving port with
-// a generated CA: serve them from Env.WebhookInstallOptions.LocalServingHost,
-// LocalServingPort and LocalServingCertDir.
+// APIServerOptions configure StartAPIServerWith.
+type APIServerOptions struct {
+	// WebhookManifests are webhook configurations to install pointing at a
+	// local serving port with a generated CA: serve them from
+	// Env.WebhookInstallOptions.LocalServingHost, LocalServingPort and
+	// LocalServingCertDir.
+	WebhookManifests []string
+	// CRDs are files or directories of CustomResourceDefinitions to install.
+	CRDs []string
+	// AdmissionPlugins are enabled on top of kube-apiserver's defaults (e.g.
+	// OwnerReferencesPermissionEnforcement, as strict clusters run).
+	AdmissionPlugins []string
+}
+
+// StartAPIServer starts etcd and kube-apiserver with the given webhook
+// configurations installed (see APIServerOptions.WebhookManifests).
 func StartAPIServer(webhookManifests ...string) (*APIServer, error) {
+	return StartAPIServerWith(APIServerOptions{WebhookManifests: webhookManifests})
+}
+
+// StartAPIServerWith starts etcd and kube-apiserver as o says.
+func StartAPIServerWith(o APIServerOptions) (*APIServer, error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: webhookManifests},
+		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: o.WebhookManifests},
+		CRDInstallOptions:     envtest.CRDInstallOptions{Paths: o.CRDs},
 		ErrorIfCRDPathMissing: true,
+	}
+	if len(o.AdmissionPlugins) > 0 {
+		env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", strings.Join(o.AdmissionPlugins, ","))
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -141,7 +165,12 @@ type CephCluster struct {
 	MonHost      string // e.g. [v2:127.0.0.1:3300,v1:127.0.0.1:6789]
 	Members      string // mon_initial_members, e.g. a
 	AdminKeyring string // the client.admin keyring file
-	CephConf     string
+}
+
+// CephConf is the ceph.conf of ConfigMap rook-ceph-config, as Rook writes it:
+// the fsid and the mons in [global].
+func (c CephCluster) CephConf() string {
+	return fmt.Sprintf("[global]\nfsid = %s\nmon_host = %s\nmon_initial_members = %s\n", c.FSID, c.MonHost, c.Members)
 }
 
 // Objects are the namespace and Rook's cluster objects that make it a Ceph cluster.
@@ -152,7 +181,7 @@ func (c CephCluster) Objects() []client.Object {
 		&corev1.Secret{ObjectMeta: meta(mutate.MonSecretName), StringData: map[string]string{mutate.MonSecretFSIDKey: c.FSID}},
 		&corev1.Secret{ObjectMeta: meta(mutate.ConfigSecretName), StringData: map[string]string{
 			mutate.ConfigSecretMonHostKey: c.MonHost, mutate.ConfigSecretMembersKey: c.Members}},
-		&corev1.ConfigMap{ObjectMeta: meta(mutate.ConfigMapName), Data: map[string]string{mutate.ConfigMapConfKey: c.CephConf}},
+		&corev1.ConfigMap{ObjectMeta: meta(mutate.ConfigMapName), Data: map[string]string{mutate.ConfigMapConfKey: c.CephConf()}},
 		&corev1.Secret{ObjectMeta: meta(mutate.AdminKeyringSecretName), StringData: map[string]string{mutate.KeyringKey: c.AdminKeyring}},
 	}
 }
@@ -199,6 +228,50 @@ func WebhookManifests() (string, error) {
 		return "", err
 	}
 	return Kustomize(filepath.Join(root, "manifests", "base"))
+}
+
+// ConfigAs is the admin rest.Config impersonating user (e.g. a
+// ServiceAccount), so a component in this process runs with exactly its RBAC.
+func (a *APIServer) ConfigAs(user string) *rest.Config {
+	cfg := rest.CopyConfig(a.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return cfg
+}
+
+// ServiceAccountUser is the user name of ServiceAccount namespace/name.
+func ServiceAccountUser(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+// ApplyRBAC creates the Namespace, ServiceAccounts and RBAC objects of a
+// kustomization (not its workloads or webhook configurations), as `kubectl
+// apply -k` would, and returns how many it created.
+func ApplyRBAC(ctx context.Context, cl client.Client, kustomization string) (int, error) {
+	path, err := Kustomize(kustomization)
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	kinds := map[string]bool{"Namespace": true, "ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true}
+	n := 0
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return n, err
+		}
+		if !kinds[u.GetKind()] {
+			continue
+		}
+		if err := cl.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+			return n, fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // KubeconfigAs writes a copy of the admin kubeconfig that impersonates user

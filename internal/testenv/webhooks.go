@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -19,17 +20,30 @@ import (
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
+// WebhookServiceAccount is the webhook's ServiceAccount in the shipped manifests.
+var WebhookServiceAccount = ServiceAccountUser("mgr-webhook-system", "mgr-webhook")
+
 // ServeWebhooks serves the mutating and validating webhooks in this process,
 // wired as cmd/mgr-webhook wires them, on the address and certificates envtest
-// configured the API server to call, until ctx ends. It returns once the
-// server answers TLS and the cluster cache has synced.
+// configured the API server to call, until ctx ends. It applies the RBAC of
+// manifests/base and runs as the webhook's ServiceAccount, so the tests prove
+// that the shipped RBAC suffices. It returns once the server answers TLS and
+// the cluster cache has synced.
 func ServeWebhooks(ctx context.Context, a *APIServer, policy *mutate.Policy) (*webhook.ClusterInfoCache, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ApplyRBAC(ctx, a.Client, filepath.Join(root, "manifests", "base")); err != nil {
+		return nil, err
+	}
+	cfg := a.ConfigAs(WebhookServiceAccount)
 	wo := a.Env.WebhookInstallOptions
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(a.Config, ctrl.Options{
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{
@@ -39,7 +53,7 @@ func ServeWebhooks(ctx context.Context, a *APIServer, policy *mutate.Policy) (*w
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := webhook.NewClusterInfoCache(a.Config)
+	clusters, err := webhook.NewClusterInfoCache(cfg)
 	if err != nil {
 		return nil, err
 	}

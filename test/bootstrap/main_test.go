@@ -92,13 +92,13 @@ func run(m *testing.M) (int, error) {
 	}
 
 	for ns, c := range cephs {
-		cc := testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring, CephConf: "[global]\nmon_host = " + c.MonHost + "\n"}
+		cc := testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring + c.MonHost + "\n"}
 		if err := cc.Create(ctx, k8s); err != nil {
 			return 1, err
 		}
 	}
 	down := testenv.CephCluster{Namespace: nsDown, FSID: "00000000-0000-4000-8000-000000000000", MonHost: "v2:127.0.0.1:1", Members: "a",
-		AdminKeyring: cephs[nsMain].AdminKeyring, CephConf: "[global]\n"}
+		AdminKeyring: cephs[nsMain].AdminKeyring}
 	if err := down.Create(ctx, k8s); err != nil {
 		return 1, err
 	}

@@ -89,7 +89,6 @@ func addHostPath(d *appsv1.Deployment, path string) {
 func TestImmutableOnUpdate(t *testing.T) {
 	ctx := context.Background()
 	d := example(t)
-	d.Name = "immutable"
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +148,7 @@ func TestNamespaceWithoutClusterIsRefused(t *testing.T) {
 	if err == nil {
 		t.Fatal("a mgr in a namespace without a Ceph cluster was admitted")
 	}
-	for _, want := range []string{"metadata.namespace", `Secret "rook-ceph-mon"`, `Secret "rook-ceph-config"`, `ConfigMap "rook-ceph-config"`, `Secret "rook-ceph-admin-keyring"`, "create them"} {
+	for _, want := range []string{"metadata.namespace", `Secret "rook-ceph-config"`, `ConfigMap "rook-ceph-config" (key ceph.conf, with fsid`, "create them"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("denial %q does not mention %s", err, want)
 		}

@@ -26,9 +26,9 @@ var (
 	// carries the seed's fsid.
 	cephClusters = []testenv.CephCluster{
 		{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "[v2:10.0.0.1:3300,v1:10.0.0.1:6789]", Members: "a",
-			AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n", CephConf: "[global]\nfsid = dcef92d7-1f6a-4b9d-8ed0-0037d537d00b\n"},
+			AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n"},
 		{Namespace: "ceph-east", FSID: "47913c99-d1ed-4a9b-bd55-2b49490b1229", MonHost: "[v2:10.0.0.2:3300,v1:10.0.0.2:6789]", Members: "a",
-			AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n", CephConf: "[global]\n"},
+			AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n"},
 	}
 )
 

@@ -27,7 +27,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -70,7 +69,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	if out, err := exec.Command(api.Kubectl, "--kubeconfig", kubeconfig, "get", "secrets", "-A").CombinedOutput(); err == nil || !strings.Contains(string(out), "forbidden") {
 		t.Fatalf("the webhook's ServiceAccount may list every Secret (%v): %s", err, out)
 	}
-	cluster := testenv.CephCluster{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "[client.admin]\n", CephConf: "[global]\n"}
+	cluster := testenv.CephCluster{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "[client.admin]\n"}
 	if err := cluster.Create(ctx, k8s); err != nil {
 		t.Fatal(err)
 	}
@@ -219,29 +218,9 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 // (not its webhook configurations: envtest installed those pointing here).
 func applyRBAC(t *testing.T, k8s client.Client, overlay string) {
 	t.Helper()
-	path, err := testenv.Kustomize(overlay)
+	n, err := testenv.ApplyRBAC(context.Background(), k8s, overlay)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer os.Remove(path)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds := map[string]bool{"Namespace": true, "ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true}
-	n := 0
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		if !kinds[u.GetKind()] {
-			continue
-		}
-		if err := k8s.Create(context.Background(), u); err != nil {
-			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
-		}
-		n++
 	}
 	if n < 8 {
 		t.Fatalf("only %d RBAC objects in %s", n, overlay)

@@ -1,0 +1,79 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	fastjson "github.com/goccy/go-json"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// ScaleValidator holds a mgr Deployment to one replica through the scale
+// subresource (kubectl scale, HorizontalPodAutoscaler), which bypasses the
+// Deployment webhooks. A Scale carries no labels, so the webhook
+// configuration matches it by name (rook-ceph-mgr-*, the only name a mgr may
+// have) and replicas > 1 with matchConditions, and the handler tells a mgr
+// from a namesake by the mgr Deployments it caches.
+type ScaleValidator struct {
+	Mgrs MgrLookup
+}
+
+var _ admission.Handler = &ScaleValidator{}
+
+const scaleName = "scale"
+
+var scaleGK = schema.GroupKind{Group: autoscalingv1.GroupName, Kind: "Scale"}
+
+// Handle refuses a scale of a managed mgr Deployment past one replica.
+func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Update {
+		count(scaleName, OutcomeSkipped)
+		return admission.Allowed("")
+	}
+	if req.Kind.Group != autoscalingv1.GroupName || req.Kind.Kind != "Scale" {
+		count(scaleName, OutcomeErrored, ReasonBadRequest)
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("this webhook admits autoscaling Scale objects of deployments/scale only, got %s; fix the webhook configuration's rules", req.Kind))
+	}
+	sc := &autoscalingv1.Scale{}
+	if err := fastjson.Unmarshal(req.Object.Raw, sc); err != nil || len(req.Object.Raw) == 0 {
+		if err == nil {
+			err = fmt.Errorf("there is no content to decode")
+		}
+		count(scaleName, OutcomeErrored, ReasonBadRequest)
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot decode the Scale: %w", err))
+	}
+	if sc.Spec.Replicas <= 1 {
+		count(scaleName, OutcomeAllowed)
+		return admission.Allowed("")
+	}
+	ns := req.Namespace
+	if ns == "" {
+		ns = sc.Namespace
+	}
+	name := req.Name
+	if name == "" {
+		name = sc.Name
+	}
+	meta, ok := s.Mgrs.MgrDeployment(ns, name)
+	if !ok || mutate.LeftAlone(meta) {
+		count(scaleName, OutcomeSkipped)
+		return admission.Allowed("not a managed mgr Deployment")
+	}
+	errs := field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, fmt.Sprintf(
+		"mgr Deployment %s runs at most 1 pod (mgr %q must not run twice); scale it to 0 or 1, and add a standby as another mgr Deployment with its own mgr id",
+		name, meta.GetLabels()[mutate.LabelMgrID]))}
+	count(scaleName, OutcomeDenied, reasonsOf(errs)...)
+	logf.FromContext(ctx).V(1).Info("denied scale of a mgr Deployment", "replicas", sc.Spec.Replicas)
+	status := apierrors.NewInvalid(scaleGK, name, errs).Status()
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
+}
