@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,18 +17,24 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
 var (
 	api      *testenv.APIServer
 	k8s      client.Client
 	repoRoot string
+	// clusters is the webhook's cache of cluster objects.
+	clusters *webhook.ClusterInfoCache
 	// cephClusters are the namespaces made Ceph clusters for the tests; rook-ceph
 	// carries the seed's fsid.
 	cephClusters = []testenv.CephCluster{
 		{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "[v2:10.0.0.1:3300,v1:10.0.0.1:6789]", Members: "a",
 			AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n"},
 		{Namespace: "ceph-east", FSID: "47913c99-d1ed-4a9b-bd55-2b49490b1229", MonHost: "[v2:10.0.0.2:3300,v1:10.0.0.2:6789]", Members: "a",
+			AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n"},
+		// TestCleanupNeverBlocked tears this one down.
+		{Namespace: "ceph-teardown", FSID: "5d0f8c8e-7a53-4c55-9a4c-5b7e8f0a9d21", MonHost: "[v2:10.0.0.3:3300]", Members: "a",
 			AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n"},
 	}
 )
@@ -51,7 +58,10 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	defer os.Remove(manifests)
-	api, err = testenv.StartAPIServer(manifests)
+	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
+		WebhookManifests: []string{manifests},
+		CRDs:             []string{filepath.Join(repoRoot, "test", "crds")},
+	})
 	if err != nil {
 		return 1, err
 	}
@@ -59,7 +69,7 @@ func run(m *testing.M) (int, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clusters, err := testenv.ServeWebhooks(ctx, api, mutate.DefaultPolicy())
+	clusters, err = testenv.ServeWebhooks(ctx, api, mutate.DefaultPolicy())
 	if err != nil {
 		return 1, err
 	}

@@ -7,9 +7,11 @@ package manifests
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +25,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -138,7 +142,7 @@ func certManagerCRDs() (string, error) {
 }
 
 // TestWebhookConfigurationsOnlySeeMgrDeployments: the properties that make
-// failurePolicy Fail safe.
+// failurePolicy Fail safe, decided by the API server before any call.
 func TestWebhookConfigurationsOnlySeeMgrDeployments(t *testing.T) {
 	_, objs := build(t, "base")
 	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
@@ -146,31 +150,31 @@ func TestWebhookConfigurationsOnlySeeMgrDeployments(t *testing.T) {
 	objs.get(t, "MutatingWebhookConfiguration/mgr-webhook", m)
 	objs.get(t, "ValidatingWebhookConfiguration/mgr-webhook", v)
 	type hook struct {
-		name     string
-		rules    []admissionregistrationv1.RuleWithOperations
-		obj, ns  string
-		side     admissionregistrationv1.SideEffectClass
-		timeout  int32
-		failure  admissionregistrationv1.FailurePolicyType
-		svc      *admissionregistrationv1.ServiceReference
-		nsValues []string
+		name       string
+		rules      []admissionregistrationv1.RuleWithOperations
+		obj, ns    *metav1.LabelSelector
+		side       admissionregistrationv1.SideEffectClass
+		timeout    int32
+		failure    admissionregistrationv1.FailurePolicyType
+		svc        *admissionregistrationv1.ServiceReference
+		conditions []admissionregistrationv1.MatchCondition
 	}
-	var hooks []hook
+	hooks := map[string]hook{}
 	for _, w := range m.Webhooks {
-		hooks = append(hooks, hook{w.Name, w.Rules, w.ObjectSelector.MatchLabels["app"], "", *w.SideEffects, *w.TimeoutSeconds, *w.FailurePolicy, w.ClientConfig.Service, w.NamespaceSelector.MatchExpressions[0].Values})
-		if *w.ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy || len(w.MatchConditions) == 0 {
-			t.Errorf("%s: reinvocationPolicy %v, matchConditions %v", w.Name, *w.ReinvocationPolicy, w.MatchConditions)
+		hooks[w.Name] = hook{w.Name, w.Rules, w.ObjectSelector, w.NamespaceSelector, *w.SideEffects, *w.TimeoutSeconds, *w.FailurePolicy, w.ClientConfig.Service, w.MatchConditions}
+		if *w.ReinvocationPolicy != admissionregistrationv1.IfNeededReinvocationPolicy {
+			t.Errorf("%s: reinvocationPolicy %v", w.Name, *w.ReinvocationPolicy)
 		}
 	}
 	for _, w := range v.Webhooks {
-		hooks = append(hooks, hook{w.Name, w.Rules, w.ObjectSelector.MatchLabels["app"], "", *w.SideEffects, *w.TimeoutSeconds, *w.FailurePolicy, w.ClientConfig.Service, w.NamespaceSelector.MatchExpressions[0].Values})
+		hooks[w.Name] = hook{w.Name, w.Rules, w.ObjectSelector, w.NamespaceSelector, *w.SideEffects, *w.TimeoutSeconds, *w.FailurePolicy, w.ClientConfig.Service, w.MatchConditions}
 	}
-	if len(hooks) != 2 {
-		t.Fatalf("%d webhooks", len(hooks))
+	if len(hooks) != 3 {
+		t.Fatalf("webhooks %v, want mutate, validate and scale", slices.Sorted(maps.Keys(hooks)))
 	}
 	for _, h := range hooks {
-		if h.obj != "rook-ceph-mgr" || !slices.Contains(h.nsValues, "kube-system") || !slices.Contains(h.nsValues, "mgr-webhook-system") {
-			t.Errorf("%s: objectSelector app=%q, excluded namespaces %v", h.name, h.obj, h.nsValues)
+		if h.ns == nil || len(h.ns.MatchExpressions) != 1 || !slices.Contains(h.ns.MatchExpressions[0].Values, "kube-system") || !slices.Contains(h.ns.MatchExpressions[0].Values, "mgr-webhook-system") {
+			t.Errorf("%s: namespaceSelector %+v does not exclude kube-system and mgr-webhook-system", h.name, h.ns)
 		}
 		if h.side != admissionregistrationv1.SideEffectClassNone || h.timeout > 5 || h.failure != admissionregistrationv1.Fail {
 			t.Errorf("%s: sideEffects %s timeout %d failurePolicy %s", h.name, h.side, h.timeout, h.failure)
@@ -178,11 +182,39 @@ func TestWebhookConfigurationsOnlySeeMgrDeployments(t *testing.T) {
 		if h.svc == nil || h.svc.Name != "mgr-webhook" || h.svc.Namespace != "mgr-webhook-system" {
 			t.Errorf("%s: service %+v", h.name, h.svc)
 		}
+	}
+	conditionNames := func(cs []admissionregistrationv1.MatchCondition) []string {
+		var names []string
+		for _, c := range cs {
+			names = append(names, c.Name)
+		}
+		return names
+	}
+	for _, name := range []string{"mutate.mgr.ceph.rook.io", "validate.mgr.ceph.rook.io"} {
+		h := hooks[name]
+		optOut := metav1.LabelSelectorRequirement{Key: "mgr.ceph.rook.io/managed", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"false"}}
+		if h.obj == nil || h.obj.MatchLabels["app"] != "rook-ceph-mgr" || !slices.ContainsFunc(h.obj.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool { return equality.Semantic.DeepEqual(r, optOut) }) {
+			t.Errorf("%s: objectSelector %+v, want app=rook-ceph-mgr and the opt-out", name, h.obj)
+		}
 		for _, r := range h.rules {
-			if slices.Contains(r.Resources, "*") || slices.Contains(r.APIGroups, "*") || !slices.Equal(r.Resources, []string{"deployments"}) {
-				t.Errorf("%s: rule %+v is wider than apps/v1 deployments", h.name, r)
+			if !slices.Equal(r.Resources, []string{"deployments"}) || !slices.Equal(r.APIGroups, []string{"apps"}) {
+				t.Errorf("%s: rule %+v is wider than apps/v1 deployments", name, r)
 			}
 		}
+		if got := conditionNames(h.conditions); !slices.Equal(got, []string{"not-being-deleted", "not-owned-by-a-rook-cephcluster", "changes-spec-labels-or-user-annotations"}) {
+			t.Errorf("%s: matchConditions %v", name, got)
+		}
+	}
+	if !equality.Semantic.DeepEqual(hooks["mutate.mgr.ceph.rook.io"].conditions, hooks["validate.mgr.ceph.rook.io"].conditions) {
+		t.Error("the mutating and validating webhooks match different requests (mutating-scope.yaml and validating-scope.yaml differ)")
+	}
+	scale := hooks["scale.mgr.ceph.rook.io"]
+	if len(scale.rules) != 1 || !slices.Equal(scale.rules[0].Resources, []string{"deployments/scale"}) ||
+		!slices.Equal(scale.rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Update}) {
+		t.Errorf("scale webhook rules %+v, want UPDATE of apps/v1 deployments/scale only", scale.rules)
+	}
+	if got := conditionNames(scale.conditions); !slices.Equal(got, []string{"mgr-deployment-name", "more-than-one-replica"}) {
+		t.Errorf("scale webhook matchConditions %v: scaling other Deployments must not reach the webhook", got)
 	}
 }
 
@@ -224,7 +256,7 @@ func TestWebhookDeploymentIsHighlyAvailableAndLocked(t *testing.T) {
 }
 
 // TestRBACIsLeastPrivilege: no wildcard anywhere; the webhook reads Secrets
-// and ConfigMaps only by name.
+// and ConfigMaps only by name, and none that carries a key.
 func TestRBACIsLeastPrivilege(t *testing.T) {
 	for _, overlay := range overlays {
 		_, objs := build(t, overlay)
@@ -243,11 +275,74 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 						t.Errorf("%s %s: wildcard in %+v", overlay, key, rule)
 					}
 				}
-				if key == "ClusterRole/mgr-webhook" && len(rule.ResourceNames) == 0 {
+				if key != "ClusterRole/mgr-webhook" {
+					continue
+				}
+				if (slices.Contains(rule.Resources, "secrets") || slices.Contains(rule.Resources, "configmaps")) && len(rule.ResourceNames) == 0 {
 					t.Errorf("%s: the webhook's rule %+v is not limited by resourceNames", key, rule)
+				}
+				for _, keyed := range []string{"rook-ceph-mon", "rook-ceph-admin-keyring"} {
+					if slices.Contains(rule.ResourceNames, keyed) {
+						t.Errorf("%s: the webhook may read %s, which carries keys", key, keyed)
+					}
 				}
 			}
 		}
+	}
+}
+
+// TestServiceAccountsCanDoOnlyTheirJob applies each overlay's RBAC to a real
+// API server and asks it, as each component's ServiceAccount, what it may do:
+// the webhook reads no Secret that carries a key (only the fsid source and
+// the mon addresses), and the controller may set blockOwnerDeletion owner
+// references (update on deployments/finalizers) without updating Deployments.
+func TestServiceAccountsCanDoOnlyTheirJob(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhookSA := testenv.ServiceAccountUser("mgr-webhook-system", "mgr-webhook")
+	bootstrapSA := testenv.ServiceAccountUser("mgr-webhook-system", "mgr-bootstrap")
+	checks := []struct {
+		as   string
+		args []string
+		want bool
+	}{
+		{webhookSA, []string{"get", "secret/rook-ceph-mon"}, false},
+		{webhookSA, []string{"get", "secret/rook-ceph-admin-keyring"}, false},
+		{webhookSA, []string{"get", "secret/rook-ceph-mgr-a-keyring"}, false},
+		{webhookSA, []string{"get", "secret/rook-ceph-dashboard-password"}, false},
+		{webhookSA, []string{"list", "secrets"}, false},
+		{webhookSA, []string{"watch", "secrets"}, false},
+		{webhookSA, []string{"get", "configmap/rook-ceph-config"}, true},
+		{webhookSA, []string{"get", "secret/rook-ceph-config"}, true},
+		{webhookSA, []string{"update", "deployments"}, false},
+		{bootstrapSA, []string{"update", "deployments", "--subresource=finalizers"}, true},
+		{bootstrapSA, []string{"update", "deployments"}, false},
+		{bootstrapSA, []string{"patch", "deployments"}, true},
+		{bootstrapSA, []string{"get", "secret/rook-ceph-admin-keyring"}, true},
+		{bootstrapSA, []string{"delete", "secrets"}, false},
+		{bootstrapSA, []string{"delete", "services"}, false},
+	}
+	for _, overlay := range overlays {
+		t.Run(overlay, func(t *testing.T) {
+			api, err := testenv.StartAPIServer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer api.Stop()
+			if _, err := testenv.ApplyRBAC(context.Background(), api.Client, filepath.Join(root, "manifests", overlay)); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range checks {
+				args := append([]string{"--kubeconfig", api.Kubeconfig, "auth", "can-i", "-n", "rook-ceph", "--as", c.as}, c.args...)
+				out, err := exec.Command(api.Kubectl, args...).CombinedOutput()
+				got := err == nil && strings.TrimSpace(string(out)) == "yes"
+				if got != c.want {
+					t.Errorf("kubectl auth can-i %s as %s: %s, want %v", strings.Join(c.args, " "), c.as, strings.TrimSpace(string(out)), c.want)
+				}
+			}
+		})
 	}
 }
 
