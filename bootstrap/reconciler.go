@@ -152,8 +152,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := logf.FromContext(ctx).WithValues("mgr", id)
 	ctx = logf.IntoContext(ctx, log)
 	if g, ok := r.written.Load(req.NamespacedName); ok && d.Generation < g.(int64) {
-		log.V(1).Info("cache behind our last status write; the watch brings the update", "cached", d.Generation, "written", g)
-		return ctrl.Result{}, nil
+		// Our own status writes bring no event (the predicate drops them),
+		// and this request may stand for a pending retry: look again shortly.
+		log.V(1).Info("cache behind our last status write; looking again shortly", "cached", d.Generation, "written", g)
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if mutate.LeftAlone(d) {
 		return ctrl.Result{}, r.release(ctx, d)

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,15 +80,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 		Complete(r)
 }
 
-// specOrIntentChanged ignores the controller's own status writes: only a new
-// generation, labels, the modules annotation, finalizers or deletion matter.
+// specOrIntentChanged ignores the controller's own status writes (and the
+// deployment controller's revision): only a change of spec, labels or user
+// annotations, of finalizers or owners, or a deletion matters. A status write
+// bumps the generation too, so the generation alone would bring every write
+// back as a reconcile, and a failing step whose message varies would loop.
 func specOrIntentChanged(e event.UpdateEvent) bool {
-	o, n := e.ObjectOld, e.ObjectNew
-	return o.GetGeneration() != n.GetGeneration() ||
-		n.GetDeletionTimestamp() != nil ||
-		o.GetAnnotations()[mutate.AnnotationModules] != n.GetAnnotations()[mutate.AnnotationModules] ||
-		!labels.Equals(o.GetLabels(), n.GetLabels()) ||
-		len(o.GetFinalizers()) != len(n.GetFinalizers())
+	o, ok1 := e.ObjectOld.(*appsv1.Deployment)
+	n, ok2 := e.ObjectNew.(*appsv1.Deployment)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return n.DeletionTimestamp != nil ||
+		!mutate.IntentUnchanged(o, n) ||
+		!slices.Equal(o.Finalizers, n.Finalizers) ||
+		mutate.LeftAlone(o) != mutate.LeftAlone(n)
 }
 
 // deploymentsOfPod maps a mgr pod to the Deployments of its mgr id.

@@ -114,6 +114,9 @@ func TestValidateRules(t *testing.T) {
 		"no mgr container": {
 			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Name = "ceph" },
 			"spec.template.spec.containers", field.ErrorTypeRequired, `named "mgr"`},
+		"not Rook's name for the mgr id": {
+			func(d *appsv1.Deployment, _ *Policy) { d.Name = "second-mgr-a" },
+			"metadata.name", field.ErrorTypeInvalid, `must be named "rook-ceph-mgr-a"`},
 		"unknown sidecar": {
 			func(d *appsv1.Deployment, _ *Policy) {
 				d.Annotations = map[string]string{AnnotationInjectSidecars: "log-colector"}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -224,7 +225,7 @@ func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) 
 	if err == nil {
 		return stdout.Bytes(), nil
 	}
-	msg := firstLine(stderr.String())
+	msg := stableMessage(firstLine(stderr.String()), dir)
 	if ctx.Err() != nil {
 		return nil, &Error{Command: c.Name, Unavailable: true, Message: fmt.Sprintf("no answer within %s", timeout)}
 	}
@@ -237,6 +238,16 @@ func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) 
 		return nil, &Error{Command: c.Name, Unavailable: true, Message: msg}
 	}
 	return nil, &Error{Command: c.Name, Errno: code, Message: msg}
+}
+
+// logPrefix is the start of a Ceph log line: timestamp, thread, level.
+var logPrefix = regexp.MustCompile(`^\d{4}-\d\d-\d\dT[0-9:.]+[+-]\d{4} [0-9a-f]+ +-?\d+ `)
+
+// stableMessage drops what differs between two runs of the same failing call
+// (the log prefix, this call's temp dir), so that a status or Event quoting it
+// does not change on every retry.
+func stableMessage(msg, dir string) string {
+	return strings.ReplaceAll(logPrefix.ReplaceAllString(msg, ""), dir, "<call dir>")
 }
 
 // firstLine keeps the first non-empty line of stderr, bounded.

@@ -135,3 +135,14 @@ func TestNoTempFilesLeft(t *testing.T) {
 		t.Error("a credentials dir was left behind")
 	}
 }
+
+func TestStableMessage(t *testing.T) {
+	dir := "/tmp/mgr-bootstrap-ceph-2583996831"
+	got := stableMessage("2026-12-01T10:17:41.999+0000 7ff9a53ff6c0 -1 auth: error parsing file "+dir+"/keyring: cannot parse buffer: Malformed input", dir)
+	if want := "auth: error parsing file <call dir>/keyring: cannot parse buffer: Malformed input"; got != want {
+		t.Errorf("stableMessage = %q, want %q", got, want)
+	}
+	if got := stableMessage("Error EINVAL: key for mgr.a exists but cap mon does not match", dir); got != "Error EINVAL: key for mgr.a exists but cap mon does not match" {
+		t.Errorf("a plain message changed: %q", got)
+	}
+}

@@ -46,6 +46,8 @@ type Options struct {
 	MgrIDs []string
 	// Log receives progress lines.
 	Log io.Writer
+	// FinalizerTimeout is the controller's --finalizer-timeout (its default when zero).
+	FinalizerTimeout time.Duration
 }
 
 // Cluster is a running local cluster.
@@ -56,6 +58,8 @@ type Cluster struct {
 	Cephs    map[string]*cephtest.Cluster
 	work     *testenv.Workloads
 	procs    []*testenv.Process
+	webhook  *testenv.Process
+	binDir   string
 	ownsDir  bool
 	log      io.Writer
 	stopping bool
@@ -119,7 +123,12 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		return c, err
 	}
 	defer os.Remove(manifests)
-	if c.API, err = testenv.StartAPIServer(manifests); err != nil {
+	// Strict like a hardened cluster: owner references that block deletion
+	// need update on the owner's finalizers.
+	if c.API, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
+		WebhookManifests: []string{manifests},
+		AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"},
+	}); err != nil {
 		return c, err
 	}
 	kc := filepath.Join(c.WorkDir, "kubeconfig")
@@ -133,10 +142,13 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if c.work, err = testenv.StartWorkloads(ctx, c.API); err != nil {
 		return c, err
 	}
-	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: WebhookNamespace}}); err != nil {
+	// Both components run as their ServiceAccounts with the shipped RBAC.
+	c.step("applying the RBAC of manifests/overlays/self-signed")
+	if _, err := testenv.ApplyRBAC(ctx, c.Client, filepath.Join(o.RepoRoot, "manifests", "overlays", "self-signed")); err != nil {
 		return c, err
 	}
-	if err := c.startWebhook(ctx, binDir); err != nil {
+	c.binDir = binDir
+	if err := c.startWebhook(ctx); err != nil {
 		return c, err
 	}
 
@@ -157,7 +169,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			return c, err
 		}
 	}
-	if err := c.startBootstrap(ctx, binDir); err != nil {
+	if err := c.startBootstrap(ctx, o.FinalizerTimeout); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -175,18 +187,55 @@ func (c *Cluster) step(format string, args ...any) {
 }
 
 // startWebhook runs mgr-webhook in self-signed mode on the address the API
-// server calls: it makes its own CA and injects it into the configurations.
-func (c *Cluster) startWebhook(ctx context.Context, binDir string) error {
+// server calls, as its ServiceAccount: it makes its own CA and injects it into
+// the configurations. extraArgs (e.g. --policy) come last.
+func (c *Cluster) startWebhook(ctx context.Context, extraArgs ...string) error {
 	wo := c.API.Env.WebhookInstallOptions
 	probe, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}
+	kc, err := c.kubeconfigOf("mgr-webhook")
+	if err != nil {
+		return err
+	}
 	c.step("starting mgr-webhook on https://%s:%d, self-signed certificates (log: %s)", wo.LocalServingHost, wo.LocalServingPort, filepath.Join(c.WorkDir, "mgr-webhook.log"))
-	p, err := c.spawn(ctx, filepath.Join(binDir, "mgr-webhook"), "mgr-webhook", probe,
-		"--kubeconfig", c.API.Kubeconfig, "--cert-mode=self-signed", "--namespace="+WebhookNamespace,
-		"--cert-dir", filepath.Join(c.WorkDir, "webhook-certs"), "--cert-extra-sans="+wo.LocalServingHost,
-		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort), "--metrics-bind-address", "0")
+	args := append([]string{"--kubeconfig", kc, "--cert-mode=self-signed", "--namespace=" + WebhookNamespace,
+		"--cert-dir", filepath.Join(c.WorkDir, "webhook-certs"), "--cert-extra-sans=" + wo.LocalServingHost,
+		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort), "--metrics-bind-address", "0"}, extraArgs...)
+	p, err := c.spawn(ctx, filepath.Join(c.binDir, "mgr-webhook"), "mgr-webhook", probe, args...)
+	if err != nil {
+		return err
+	}
+	c.webhook = p
+	return nil
+}
+
+// RestartWebhook stops mgr-webhook and starts it again with extraArgs (none:
+// as it first ran), e.g. --policy=<file> to change the policy.
+func (c *Cluster) RestartWebhook(ctx context.Context, extraArgs ...string) error {
+	if c.webhook != nil {
+		c.webhook.Stop(10 * time.Second)
+		c.webhook = nil
+	}
+	return c.startWebhook(ctx, extraArgs...)
+}
+
+func (c *Cluster) startBootstrap(ctx context.Context, finalizerTimeout time.Duration) error {
+	probe, err := testenv.FreePort()
+	if err != nil {
+		return err
+	}
+	kc, err := c.kubeconfigOf("mgr-bootstrap")
+	if err != nil {
+		return err
+	}
+	args := []string{"--kubeconfig", kc, "--leader-elect=false", "--ceph-connect-timeout=5s", "--metrics-bind-address", "0"}
+	if finalizerTimeout > 0 {
+		args = append(args, "--finalizer-timeout="+finalizerTimeout.String())
+	}
+	c.step("starting mgr-bootstrap (log: %s)", filepath.Join(c.WorkDir, "mgr-bootstrap.log"))
+	p, err := c.spawn(ctx, filepath.Join(c.binDir, "mgr-bootstrap"), "mgr-bootstrap", probe, args...)
 	if err != nil {
 		return err
 	}
@@ -194,19 +243,16 @@ func (c *Cluster) startWebhook(ctx context.Context, binDir string) error {
 	return nil
 }
 
-func (c *Cluster) startBootstrap(ctx context.Context, binDir string) error {
-	probe, err := testenv.FreePort()
+// kubeconfigOf writes a kubeconfig, in the work dir, that acts as
+// ServiceAccount mgr-webhook-system/name.
+func (c *Cluster) kubeconfigOf(name string) (string, error) {
+	tmp, err := c.API.KubeconfigAs(testenv.ServiceAccountUser(WebhookNamespace, name))
 	if err != nil {
-		return err
+		return "", err
 	}
-	c.step("starting mgr-bootstrap (log: %s)", filepath.Join(c.WorkDir, "mgr-bootstrap.log"))
-	p, err := c.spawn(ctx, filepath.Join(binDir, "mgr-bootstrap"), "mgr-bootstrap", probe,
-		"--kubeconfig", c.API.Kubeconfig, "--leader-elect=false", "--ceph-connect-timeout=5s", "--metrics-bind-address", "0")
-	if err != nil {
-		return err
-	}
-	c.procs = append(c.procs, p)
-	return nil
+	defer os.Remove(tmp)
+	kc := filepath.Join(c.WorkDir, name+".kubeconfig")
+	return kc, copyFile(tmp, kc)
 }
 
 // spawn starts a component with its health probe on port and waits for /readyz.
@@ -244,6 +290,9 @@ func (c *Cluster) Stop() {
 	c.stopping = true
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		c.procs[i].Stop(10 * time.Second)
+	}
+	if c.webhook != nil {
+		c.webhook.Stop(10 * time.Second)
 	}
 	if c.work != nil {
 		c.work.Stop()

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -74,7 +75,16 @@ func run(m *testing.M) (int, error) {
 		}
 	}()
 
-	api, err := testenv.StartAPIServer()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return 1, err
+	}
+	// A strict API server: setting blockOwnerDeletion needs update on the
+	// owner's finalizers, which the shipped RBAC must grant.
+	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{
+		CRDs:             []string{filepath.Join(root, "test", "crds")},
+		AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"},
+	})
 	if err != nil {
 		return 1, err
 	}
@@ -92,7 +102,7 @@ func run(m *testing.M) (int, error) {
 	}
 
 	for ns, c := range cephs {
-		cc := testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring + c.MonHost + "\n"}
+		cc := testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring}
 		if err := cc.Create(ctx, k8s); err != nil {
 			return 1, err
 		}
@@ -103,7 +113,11 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 
-	mgr, err := ctrl.NewManager(api.Config, ctrl.Options{
+	// The controller runs as its ServiceAccount with the shipped RBAC.
+	if _, err := testenv.ApplyRBAC(ctx, k8s, filepath.Join(root, "manifests", "base")); err != nil {
+		return 1, err
+	}
+	mgr, err := ctrl.NewManager(api.ConfigAs(testenv.ServiceAccountUser("mgr-webhook-system", "mgr-bootstrap")), ctrl.Options{
 		Scheme: scheme, Cache: bootstrap.CacheOptions(), Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {

@@ -39,8 +39,19 @@ type Env struct {
 	Ports map[string]map[string][2]int32
 	// Ceph runs the ceph CLI as client.admin against a namespace's cluster.
 	Ceph func(ctx context.Context, ns string, args ...string) ([]byte, error)
-	root string
+	// Teardown is a third Ceph namespace that a test deletes whole
+	// (E2E_TEARDOWN_NAMESPACE on another cluster; "" when not given).
+	Teardown string
+	// FinalizerTimeout is the controller's --finalizer-timeout.
+	FinalizerTimeout time.Duration
+	// Local is the local cluster, nil on another cluster.
+	Local *localcluster.Cluster
+	root  string
 }
+
+// finalizerTimeout is the local controller's, short so that a deletion whose
+// Ceph cluster is gone is released quickly.
+const finalizerTimeout = 20 * time.Second
 
 var env *Env
 
@@ -66,13 +77,15 @@ func run(m *testing.M) (int, error) {
 		return m.Run(), nil
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		RepoRoot: root, CephNamespaces: []string{"ceph-west", "ceph-east"}, MgrIDs: []string{"a", "b"}, Log: os.Stderr,
+		RepoRoot: root, CephNamespaces: []string{"ceph-west", "ceph-east", "ceph-teardown"}, MgrIDs: []string{"a", "b"}, Log: os.Stderr,
+		FinalizerTimeout: finalizerTimeout,
 	})
 	if err != nil {
 		return 1, err
 	}
 	defer c.Stop()
 	env = &Env{Client: c.Client, Kubectl: c.API.Kubectl, Kubeconfig: c.API.Kubeconfig, Namespaces: []string{"ceph-west", "ceph-east"},
+		Teardown: "ceph-teardown", FinalizerTimeout: finalizerTimeout, Local: c,
 		Ports: map[string]map[string][2]int32{}, root: root}
 	for ns, cc := range c.Cephs {
 		env.Ports[ns] = map[string][2]int32{}
@@ -123,7 +136,8 @@ func remoteEnv(ctx context.Context, root, kubeconfig string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Client: cl, Kubectl: kubectl, Kubeconfig: kubeconfig, Namespaces: nss[:2], Ports: map[string]map[string][2]int32{}, root: root}
+	e := &Env{Client: cl, Kubectl: kubectl, Kubeconfig: kubeconfig, Namespaces: nss[:2], Ports: map[string]map[string][2]int32{}, root: root,
+		Teardown: os.Getenv("E2E_TEARDOWN_NAMESPACE"), FinalizerTimeout: 2 * time.Minute}
 	// The mons are reachable from inside the cluster: run ceph in the
 	// controller's pod, the admin keyring on stdin, never on a command line.
 	e.Ceph = func(ctx context.Context, ns string, args ...string) ([]byte, error) {

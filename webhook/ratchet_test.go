@@ -1,0 +1,159 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// completedMgr is the shipped example, completed for rook-ceph.
+func completedMgr(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	in := decode(t, must(yaml.YAMLToJSON(must(os.ReadFile("../manifests/examples/minimal-mgr.yaml")))))
+	res, errs := mutate.Complete(in, clusters["rook-ceph"], mutate.DefaultPolicy())
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	res.Deployment.Finalizers = []string{mutate.FinalizerCephxKey}
+	return res.Deployment
+}
+
+// TestValidatorRatchets: under a policy tightened past the running image
+// (minimum Ceph 17 for a v16 mgr), the old mgr stays writable on every field
+// it does not make worse, and an update introducing a violation is refused.
+func TestValidatorRatchets(t *testing.T) {
+	tight := mutate.DefaultPolicy()
+	tight.Images.MinimumCephVersion = "17.0.0"
+	v := newValidator(t, tight)
+	now := metav1.Now()
+	cases := map[string]struct {
+		edit      func(d *appsv1.Deployment)
+		wantField string // "" when allowed
+	}{
+		"user label":      {func(d *appsv1.Deployment) { d.Labels["team"] = "storage" }, ""},
+		"user annotation": {func(d *appsv1.Deployment) { metav1.SetMetaDataAnnotation(&d.ObjectMeta, "note", "x") }, ""},
+		"status annotation": {func(d *appsv1.Deployment) {
+			metav1.SetMetaDataAnnotation(&d.ObjectMeta, mutate.AnnotationBootstrapStatus, "{}")
+		}, ""},
+		"finalizer removed":             {func(d *appsv1.Deployment) { d.Finalizers = nil }, ""},
+		"being deleted":                 {func(d *appsv1.Deployment) { d.DeletionTimestamp = &now; d.Labels["app"] = "x" }, ""},
+		"scaled to 0":                   {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](0) }, ""},
+		"image made older":              {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v16.2.14" }, "spec.template.spec.containers[0].image"},
+		"foreign registry":              {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "example.com/ceph:v17.2.0" }, "spec.template.spec.containers[0].image"},
+		"new violation beside":          {func(d *appsv1.Deployment) { d.Spec.Template.Spec.HostNetwork = true }, "spec.template.spec.hostNetwork"},
+		"second replica":                {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](2) }, "spec.replicas"},
+		"app label removed":             {func(d *appsv1.Deployment) { delete(d.Labels, "app") }, "metadata.labels[app]"},
+		"app label, finalizer gone":     {func(d *appsv1.Deployment) { delete(d.Labels, "app"); d.Finalizers = nil }, ""},
+		"fixed beside an old violation": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v17.2.7" }, ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			old := completedMgr(t)
+			d := old.DeepCopy()
+			tc.edit(d)
+			resp := v.Handle(context.Background(), request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old))))
+			switch {
+			case tc.wantField == "" && !resp.Allowed:
+				t.Errorf("refused: %s", resp.Result.Message)
+			case tc.wantField != "" && resp.Allowed:
+				t.Errorf("admitted; want a denial naming %s", tc.wantField)
+			case tc.wantField != "" && !strings.Contains(resp.Result.Message, tc.wantField):
+				t.Errorf("denial %q does not name %s", resp.Result.Message, tc.wantField)
+			}
+		})
+	}
+	// A new mgr is judged in full.
+	resp := v.Handle(context.Background(), request(admissionv1.Create, must(json.Marshal(completedMgr(t))), nil))
+	if resp.Allowed {
+		t.Error("a new v16 mgr was admitted under a minimum of 17")
+	}
+}
+
+// TestTornDownClusterStaysWritable: with the namespace's cluster objects gone,
+// metadata updates pass both webhooks and a spec change is refused.
+func TestTornDownClusterStaysWritable(t *testing.T) {
+	old := completedMgr(t)
+	for name, tc := range map[string]struct {
+		edit  func(d *appsv1.Deployment)
+		allow bool
+	}{
+		"label":       {func(d *appsv1.Deployment) { d.Labels["team"] = "x" }, true},
+		"spec change": {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](0) }, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := old.DeepCopy()
+			tc.edit(d)
+			req := request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old)))
+			req.Namespace = "gone"
+			m := newMutator(t, mutate.DefaultPolicy()).Handle(context.Background(), req)
+			v := newValidator(t, mutate.DefaultPolicy()).Handle(context.Background(), req)
+			if !m.Allowed || len(m.Patch) != 0 {
+				t.Errorf("mutator: allowed %v, patch %s", m.Allowed, m.Patch)
+			}
+			if v.Allowed != tc.allow {
+				t.Errorf("validator allowed %v, want %v (%v)", v.Allowed, tc.allow, v.Result)
+			}
+		})
+	}
+}
+
+type staticMgrs map[string]metav1.Object
+
+func (s staticMgrs) MgrDeployment(ns, name string) (metav1.Object, bool) {
+	o, ok := s[ns+"/"+name]
+	return o, ok
+}
+
+func TestScaleValidator(t *testing.T) {
+	mgrs := staticMgrs{
+		"rook-ceph/rook-ceph-mgr-a": &metav1.ObjectMeta{Name: "rook-ceph-mgr-a", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}},
+		"rook-ceph/rook-ceph-mgr-z": &metav1.ObjectMeta{Name: "rook-ceph-mgr-z", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "z", mutate.LabelManaged: "false"}},
+	}
+	h := &admission.Webhook{Handler: &ScaleValidator{Mgrs: mgrs}}
+	scaleKind := metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+	req := func(name string, replicas int32, raw []byte) admission.Request {
+		r := request(admissionv1.Update, raw, nil)
+		r.Kind, r.Name = scaleKind, name
+		if raw == nil {
+			r.Object.Raw = must(json.Marshal(&autoscalingv1.Scale{TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "rook-ceph"}, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}))
+		}
+		return r
+	}
+	for name, tc := range map[string]struct {
+		req   admission.Request
+		allow bool
+		code  int32
+	}{
+		"mgr to 3":           {req("rook-ceph-mgr-a", 3, nil), false, 422},
+		"mgr to 1":           {req("rook-ceph-mgr-a", 1, nil), true, 0},
+		"opted-out mgr to 3": {req("rook-ceph-mgr-z", 3, nil), true, 0},
+		"namesake to 3":      {req("rook-ceph-mgr-web", 3, nil), true, 0},
+		"garbage":            {req("rook-ceph-mgr-a", 0, []byte("{")), false, 400},
+		"empty":              {req("rook-ceph-mgr-a", 0, []byte{}), false, 400},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp := h.Handle(context.Background(), tc.req)
+			if resp.Allowed != tc.allow {
+				t.Fatalf("allowed %v, want %v: %v", resp.Allowed, tc.allow, resp.Result)
+			}
+			if tc.code != 0 && (resp.Result == nil || resp.Result.Code != tc.code) {
+				t.Errorf("result %+v, want code %d", resp.Result, tc.code)
+			}
+			if tc.code == 422 && !strings.Contains(resp.Result.Message, "spec.replicas") {
+				t.Errorf("denial %q does not name spec.replicas", resp.Result.Message)
+			}
+		})
+	}
+}
