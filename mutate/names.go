@@ -51,7 +51,10 @@ const (
 	CephClusterKind = "CephCluster"
 )
 
-// Names of the namespace's cluster objects (Rook's), which make a namespace a Ceph cluster.
+// Names of the namespace's cluster objects (Rook's), which make a namespace a
+// Ceph cluster. Rook's mon Secret also holds the fsid, beside the mon and admin
+// keys: nothing here reads it (the fsid comes from ConfigMap rook-ceph-config);
+// the tests create it as Rook does.
 const (
 	MonSecretName          = "rook-ceph-mon"
 	MonSecretFSIDKey       = "fsid"

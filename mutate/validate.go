@@ -81,7 +81,7 @@ func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList
 		mgr := &spec.Containers[mgrIdx]
 		errs = append(errs, validateImage(fp.Child("image"), mgr.Image, p)...)
 		errs = append(errs, validateFlag(fp.Child("args"), mgr.Args, "--id", id, "the mgr id from metadata.labels[mgr]")...)
-		errs = append(errs, validateFlag(fp.Child("args"), mgr.Args, "--fsid", info.FSID, fmt.Sprintf("the fsid of the Ceph cluster in namespace %q (Secret %s)", info.Namespace, MonSecretName))...)
+		errs = append(errs, validateFlag(fp.Child("args"), mgr.Args, "--fsid", info.FSID, fmt.Sprintf("the fsid of the Ceph cluster in namespace %q (ConfigMap %s)", info.Namespace, ConfigMapName))...)
 	}
 	for i := range spec.InitContainers {
 		ic := &spec.InitContainers[i]

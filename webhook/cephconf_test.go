@@ -1,6 +1,11 @@
 package webhook
 
-import "testing"
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 func TestFSIDFromCephConf(t *testing.T) {
 	for name, tc := range map[string]struct{ conf, want string }{
@@ -18,5 +23,24 @@ func TestFSIDFromCephConf(t *testing.T) {
 				t.Errorf("fsid %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestKeepOnlyFSIDIsIdempotent: the informer may transform an object twice
+// (a relist); the fsid must survive the second pass.
+func TestKeepOnlyFSIDIsIdempotent(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-config", Namespace: "rook-ceph"},
+		Data: map[string]string{"ceph.conf": "[global]\nfsid = abc\nmon_host = x\n"}}
+	once, _ := keepOnlyFSID(cm)
+	twice, _ := keepOnlyFSID(once)
+	for i, o := range []any{once, twice} {
+		got := o.(*corev1.ConfigMap)
+		if got.Data[fsidKey] != "abc" || len(got.Data) != 1 {
+			t.Errorf("pass %d: %v, want only the fsid abc", i+1, got.Data)
+		}
+	}
+	forged := &corev1.ConfigMap{Data: map[string]string{"fsid": "forged"}}
+	if got, _ := keepOnlyFSID(forged); got.(*corev1.ConfigMap).Data[fsidKey] != "" {
+		t.Error("a ConfigMap without ceph.conf passed for one with an fsid")
 	}
 }

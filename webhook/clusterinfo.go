@@ -118,19 +118,26 @@ func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {
 }
 
 // keepOnlyFSID reduces the cluster's ConfigMap to the fsid of its ceph.conf.
+// It must be idempotent: the informer may transform an object it already
+// transformed (a relist replaces what the store holds).
 func keepOnlyFSID(obj any) (any, error) {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
 		return obj, nil // cache.DeletedFinalStateUnknown and the like
 	}
+	fsid, reduced := cm.Data[fsidKey]
+	if !reduced {
+		fsid = fsidFromCephConf(cm.Data[mutate.ConfigMapConfKey])
+	}
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, ResourceVersion: cm.ResourceVersion, UID: cm.UID},
-		Data:       map[string]string{fsidKey: fsidFromCephConf(cm.Data[mutate.ConfigMapConfKey])},
+		Data:       map[string]string{fsidKey: fsid},
 	}, nil
 }
 
-// fsidKey holds the parsed fsid in the cached, reduced ConfigMap.
-const fsidKey = "fsid"
+// fsidKey holds the parsed fsid in the cached, reduced ConfigMap. It is not a
+// valid ConfigMap key, so no real ConfigMap can pass for a reduced one.
+const fsidKey = "[global] fsid"
 
 // Start runs the informers until ctx ends (a manager.Runnable).
 func (c *ClusterInfoCache) Start(ctx context.Context) error {

@@ -72,8 +72,10 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	patch, err := patchFor(res)
 	if err != nil {
+		// Typed Deployments always encode; should it ever fail, refuse with
+		// the reason rather than answer 500.
 		count(mutateName, OutcomeErrored)
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encoding the patch: %w", err))
+		return admission.Denied(fmt.Sprintf("cannot encode the completion patch (%v); please report this as a bug", err))
 	}
 	count(mutateName, OutcomePatched)
 	if v := log.V(1); v.Enabled() {
