@@ -11,7 +11,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
@@ -127,28 +126,9 @@ func waitEvent(t *testing.T, ns, name, reason string, timeout time.Duration) str
 // whose labels match.
 func metric(t *testing.T, name string, match map[string]string) float64 {
 	t.Helper()
-	mfs, err := ctrlmetrics.Registry.Gather()
+	sum, err := testenv.CounterSum(name, match)
 	if err != nil {
 		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range match {
-				if labels[k] != v {
-					continue series
-				}
-			}
-			sum += m.GetCounter().GetValue()
-		}
 	}
 	return sum
 }

@@ -15,23 +15,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 func mgrPodReady(t *testing.T, ns, id string) bool {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := k8s.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{"mgr": id}); err != nil {
+	ready, err := testenv.MgrPodReady(context.Background(), k8s, ns, id)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pods.Items {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
-				return true
-			}
-		}
-	}
-	return false
+	return ready
 }
 
 // TestDuplicateNeverTouchesTheLiveKey: a second Deployment of mgr a (one the

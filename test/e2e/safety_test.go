@@ -14,23 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 func mgrPodReady(t *testing.T, ns, id string) bool {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := env.Client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{"mgr": id}); err != nil {
+	ready, err := testenv.MgrPodReady(context.Background(), env.Client, ns, id)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pods.Items {
-		for _, c := range p.Status.Conditions {
-			if p.DeletionTimestamp == nil && c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true
-			}
-		}
-	}
-	return false
+	return ready
 }
 
 // TestDuplicateMgrIDAndScaleRefused: a second Deployment of a running mgr id

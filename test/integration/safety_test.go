@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -23,22 +23,9 @@ import (
 // (mutate, validate, scale): a request the API server filtered out costs none.
 func webhookCalls(t *testing.T, webhook string) float64 {
 	t.Helper()
-	mfs, err := ctrlmetrics.Registry.Gather()
+	sum, err := testenv.CounterSum("mgr_webhook_admissions_total", map[string]string{"webhook": webhook})
 	if err != nil {
 		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != "mgr_webhook_admissions_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "webhook" && l.GetValue() == webhook {
-					sum += m.GetCounter().GetValue()
-				}
-			}
-		}
 	}
 	return sum
 }
