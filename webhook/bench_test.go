@@ -19,7 +19,11 @@ import (
 
 // reviewBody is an AdmissionReview as the API server sends it.
 func reviewBody(b *testing.B, op admissionv1.Operation, raw []byte) []byte {
-	req := request(op, raw, nil)
+	return updateReviewBody(b, op, raw, nil)
+}
+
+func updateReviewBody(b *testing.B, op admissionv1.Operation, raw, old []byte) []byte {
+	req := request(op, raw, old)
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Request: &req.AdmissionRequest,
 	})
@@ -64,5 +68,30 @@ func BenchmarkAdmission(b *testing.B) {
 		"noop-floor/complete": {noop, complete},
 	} {
 		b.Run(name, func(b *testing.B) { benchmarkHTTP(b, tc.hook, reviewBody(b, admissionv1.Create, tc.raw)) })
+	}
+}
+
+// BenchmarkValidateUpdate measures what ratcheting costs on UPDATE: a label
+// change of a complete mgr (decode both objects, compare intent, validate
+// once) and the same under a policy the old object violates (validate both
+// and drop the old violations), beside a CREATE of the same object.
+func BenchmarkValidateUpdate(b *testing.B) {
+	minimal := must(yaml.YAMLToJSON(must(os.ReadFile("../manifests/examples/minimal-mgr.yaml"))))
+	res, _ := mutate.Complete(decode(b, minimal), clusters["rook-ceph"], mutate.DefaultPolicy())
+	old := must(json.Marshal(res.Deployment))
+	labelled := res.Deployment.DeepCopy()
+	labelled.Labels["team"] = "storage"
+	raw := must(json.Marshal(labelled))
+	tight := mutate.DefaultPolicy()
+	tight.Images.MinimumCephVersion = "17.0.0"
+	for name, tc := range map[string]struct {
+		p    *mutate.Policy
+		body []byte
+	}{
+		"create/complete":        {mutate.DefaultPolicy(), reviewBody(b, admissionv1.Create, old)},
+		"update/label":           {mutate.DefaultPolicy(), updateReviewBody(b, admissionv1.Update, raw, old)},
+		"update/label-ratcheted": {tight, updateReviewBody(b, admissionv1.Update, raw, old)},
+	} {
+		b.Run(name, func(b *testing.B) { benchmarkHTTP(b, newValidator(b, tc.p), tc.body) })
 	}
 }

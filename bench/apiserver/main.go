@@ -127,7 +127,7 @@ func measure(mode string, n int) (map[string][]time.Duration, error) {
 	out := map[string][]time.Duration{}
 	ds := make([]*appsv1.Deployment, n)
 	for i := range n {
-		ds[i] = deployment(fmt.Sprintf("rook-ceph-mgr-%d", i), "m"+strconv.Itoa(i))
+		ds[i] = deployment("rook-ceph-mgr-m"+strconv.Itoa(i), "m"+strconv.Itoa(i))
 		if mode == "none" {
 			// Without admission the client must send what would be stored.
 			res, _ := mutate.Complete(ds[i], info, mutate.DefaultPolicy())

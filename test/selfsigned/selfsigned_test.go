@@ -206,7 +206,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "caBundle restored", func() bool { return len(mutatingBundle(t, k8s)) > 0 })
-	if err := k8s.Create(ctx, minimal(t, root, "after-repair", "z")); err != nil {
+	if err := k8s.Create(ctx, minimal(t, root, "rook-ceph-mgr-z", "z")); err != nil {
 		t.Errorf("admission after the repairs: %v", err)
 	}
 	if proc.Exited() {
