@@ -3,7 +3,9 @@
 # network access to cert-manager's release. The Ceph side is yours: two
 # namespaces holding Rook's cluster objects (rook-ceph-mon, rook-ceph-config,
 # ConfigMap rook-ceph-config, rook-ceph-admin-keyring) of reachable clusters,
-# e.g. two Rook CephClusters, named in E2E_CEPH_NAMESPACES.
+# e.g. two Rook CephClusters, named in E2E_CEPH_NAMESPACES; optionally a
+# third, disposable one in E2E_TEARDOWN_NAMESPACE, which a test deletes whole
+# (without it that test is skipped, and says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLUSTER=${KIND_CLUSTER:-mgr-webhook-e2e}
@@ -30,4 +32,4 @@ images:
 YAML
 kubectl --kubeconfig "$kubeconfig" apply -k "$overlay"
 kubectl --kubeconfig "$kubeconfig" -n mgr-webhook-system wait --for=condition=Available deploy --all --timeout=5m
-E2E_KUBECONFIG="$kubeconfig" E2E_CEPH_NAMESPACES="$E2E_CEPH_NAMESPACES" go test -count=1 -v -timeout=20m ./test/e2e/
+E2E_KUBECONFIG="$kubeconfig" E2E_CEPH_NAMESPACES="$E2E_CEPH_NAMESPACES" E2E_TEARDOWN_NAMESPACE="${E2E_TEARDOWN_NAMESPACE:-}" go test -count=1 -v -timeout=20m ./test/e2e/
