@@ -31,7 +31,7 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -json ./... | $(GO) run ./hack/testsummary
 
 unit: ## run the tests that need no control plane
-	$(GO) test $(TEST_FLAGS) ./mutate/... ./webhook/...
+	$(GO) test $(TEST_FLAGS) ./mutate/... ./webhook/... ./bootstrap/...
 
 e2e: ## the e2e suite on a local control plane of real binaries + real Ceph (E2E_KUBECONFIG=... for another cluster)
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \

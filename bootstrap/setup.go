@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -60,6 +61,27 @@ func CacheOptions() cache.Options {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mgr-webhook-system,resources=leases,verbs=get;create;update
+
+// Setup wires the controller into mgr, the one place it is wired
+// (cmd/mgr-bootstrap and every test harness call it): the reconciler on mgr's
+// cached client, uncached reader and event recorder, its watches, and /healthz
+// and /readyz. mgr must be built with CacheOptions.
+func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) error {
+	r := &Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Ceph:      cephClient,
+		Recorder:  mgr.GetEventRecorder("mgr-bootstrap"),
+		Options:   o,
+	}
+	if err := r.SetupWithManager(mgr, maxConcurrent); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.AddReadyzCheck("ping", healthz.Ping)
+}
 
 // SetupWithManager registers the controller: mgr Deployments, the Secrets and
 // Services they own (repaired when edited or deleted), and their pods (modules

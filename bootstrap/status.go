@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"encoding/json"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -36,11 +37,24 @@ type Status struct {
 	LastError string `json:"lastError,omitempty"`
 }
 
-func readStatus(d *appsv1.Deployment) Status {
+// StatusOf decodes the status the controller keeps on d: the zero Status
+// when there is none, and an error naming the annotation when it is garbled.
+// Every reader (the controller, demo, tests, benchmarks) decodes it here.
+func StatusOf(d *appsv1.Deployment) (Status, error) {
 	var s Status
-	if v := d.Annotations[mutate.AnnotationBootstrapStatus]; v != "" {
-		_ = json.Unmarshal([]byte(v), &s) // a garbled status is recomputed
+	v := d.Annotations[mutate.AnnotationBootstrapStatus]
+	if v == "" {
+		return s, nil
 	}
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return Status{}, fmt.Errorf("annotation %s of Deployment %s/%s: %w", mutate.AnnotationBootstrapStatus, d.Namespace, d.Name, err)
+	}
+	return s, nil
+}
+
+// readStatus is StatusOf for the controller: a garbled status is recomputed.
+func readStatus(d *appsv1.Deployment) Status {
+	s, _ := StatusOf(d)
 	return s
 }
 

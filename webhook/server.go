@@ -2,7 +2,12 @@ package webhook
 
 import (
 	"crypto/tls"
+	"errors"
+	"net/http"
 
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -35,6 +40,38 @@ func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, policy *mutate
 	srv.Register(MutatePath, &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: policy}})
 	srv.Register(ValidatePath, &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: policy}})
 	srv.Register(ValidateScalePath, &admission.Webhook{Handler: &ScaleValidator{Mgrs: clusters}})
+}
+
+// Setup wires the webhook into mgr, the one place it is wired (cmd/mgr-webhook
+// and every test harness call it): the cluster cache as a runnable, the three
+// handlers on mgr's webhook server, /healthz, and a /readyz that holds until
+// the server is up and the cache has listed (before that every namespace would
+// look like it lacks its cluster objects). cfg is what the cache reads with
+// (the webhook's own identity).
+func Setup(mgr manager.Manager, cfg *rest.Config, policy *mutate.Policy) (*ClusterInfoCache, error) {
+	clusters, err := NewClusterInfoCache(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(clusters); err != nil {
+		return nil, err
+	}
+	Register(mgr.GetWebhookServer(), clusters, policy)
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("cluster-cache", func(*http.Request) error {
+		if !clusters.HasSynced() {
+			return errors.New("cluster object cache not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return clusters, nil
 }
 
 // TLSOptions sets TLS 1.2 as the floor and, unless enableHTTP2, serves

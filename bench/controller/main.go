@@ -8,7 +8,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -110,9 +109,7 @@ func run(n, nss int, binDir string) error {
 		}
 		ready := 0
 		for _, d := range list.Items {
-			var st bootstrap.Status
-			_ = json.Unmarshal([]byte(d.Annotations[mutate.AnnotationBootstrapStatus]), &st)
-			if st.Phase == bootstrap.PhaseReady {
+			if st, err := bootstrap.StatusOf(&d); err == nil && st.Phase == bootstrap.PhaseReady {
 				ready++
 			}
 		}

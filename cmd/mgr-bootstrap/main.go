@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -102,20 +101,8 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	r := &bootstrap.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Ceph:      &ceph.Runner{Binary: cephBinary, Timeout: cephTimeout, ConnectTimeout: connectTimeout},
-		Recorder:  mgr.GetEventRecorder("mgr-bootstrap"),
-		Options:   o,
-	}
-	if err := r.SetupWithManager(mgr, maxConcurrent); err != nil {
-		fail(err)
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		fail(err)
-	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+	runner := &ceph.Runner{Binary: cephBinary, Timeout: cephTimeout, ConnectTimeout: connectTimeout}
+	if err := bootstrap.Setup(mgr, o, runner, maxConcurrent); err != nil {
 		fail(err)
 	}
 	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "leaderElect", leaderElect)

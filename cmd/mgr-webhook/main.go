@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -119,14 +117,9 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	clusters, err := webhook.NewClusterInfoCache(cfg)
-	if err != nil {
+	if _, err := webhook.Setup(mgr, cfg, policy); err != nil {
 		return err
 	}
-	if err := mgr.Add(clusters); err != nil {
-		return err
-	}
-	webhook.Register(mgr.GetWebhookServer(), clusters, policy)
 	if o.certMode == "self-signed" {
 		rot, syncer, err := selfSigned(cfg, scheme, o)
 		if err != nil {
@@ -139,22 +132,6 @@ func run(o options) error {
 		if err := mgr.Add(syncer); err != nil {
 			return err
 		}
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	// Ready only once serving and once the cluster cache has listed: before
-	// that every namespace would look like it lacks its cluster objects.
-	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("cluster-cache", func(*http.Request) error {
-		if !clusters.HasSynced() {
-			return errors.New("cluster object cache not synced")
-		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	ctrl.Log.Info("starting mgr-webhook", "port", o.port, "certDir", o.certDir, "policy", o.policyFile)
 	return mgr.Start(ctrl.SetupSignalHandler())

@@ -90,8 +90,10 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
 			return false, nil
 		}
-		var st bootstrap.Status
-		_ = json.Unmarshal([]byte(d.Annotations[mutate.AnnotationBootstrapStatus]), &st)
+		st, err := bootstrap.StatusOf(d)
+		if err != nil {
+			return false, err
+		}
 		if st.Phase != last && st.Phase != "" {
 			fmt.Fprintf(out, "    phase %s\n", st.Phase)
 			last = st.Phase

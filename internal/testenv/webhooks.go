@@ -23,8 +23,8 @@ import (
 // WebhookServiceAccount is the webhook's ServiceAccount in the shipped manifests.
 var WebhookServiceAccount = ServiceAccountUser("mgr-webhook-system", "mgr-webhook")
 
-// ServeWebhooks serves the mutating and validating webhooks in this process,
-// wired as cmd/mgr-webhook wires them, on the address and certificates envtest
+// ServeWebhooks serves the webhooks in this process, wired by webhook.Setup as
+// cmd/mgr-webhook wires them, on the address and certificates envtest
 // configured the API server to call, until ctx ends. It applies the RBAC of
 // manifests/base and runs as the webhook's ServiceAccount, so the tests prove
 // that the shipped RBAC suffices. It returns once the server answers TLS and
@@ -53,14 +53,10 @@ func ServeWebhooks(ctx context.Context, a *APIServer, policy *mutate.Policy) (*w
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := webhook.NewClusterInfoCache(cfg)
+	clusters, err := webhook.Setup(mgr, cfg, policy)
 	if err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(clusters); err != nil {
-		return nil, err
-	}
-	webhook.Register(mgr.GetWebhookServer(), clusters, policy)
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Println("webhook manager:", err)

@@ -77,11 +77,9 @@ func status(t *testing.T, ns, name string) bootstrap.Status {
 	if err := get(context.Background(), ns, name, d); err != nil {
 		t.Fatal(err)
 	}
-	var s bootstrap.Status
-	if v := d.Annotations[mutate.AnnotationBootstrapStatus]; v != "" {
-		if err := yaml.Unmarshal([]byte(v), &s); err != nil {
-			t.Fatal(err)
-		}
+	s, err := bootstrap.StatusOf(d)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return s
 }

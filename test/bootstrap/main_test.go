@@ -126,13 +126,7 @@ func run(m *testing.M) (int, error) {
 	opts := bootstrap.DefaultOptions()
 	opts.FinalizerTimeout = finalizerTimeout
 	opts.RetryInterval = time.Second
-	r := &bootstrap.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Ceph:     &ceph.Runner{ConnectTimeout: 2 * time.Second, Timeout: 20 * time.Second},
-		Recorder: mgr.GetEventRecorder("mgr-bootstrap"),
-		Options:  opts,
-	}
-	if err := r.SetupWithManager(mgr, 4); err != nil {
+	if err := bootstrap.Setup(mgr, opts, &ceph.Runner{ConnectTimeout: 2 * time.Second, Timeout: 20 * time.Second}, 4); err != nil {
 		return 1, err
 	}
 	go func() {

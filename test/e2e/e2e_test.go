@@ -62,8 +62,10 @@ func waitReady(t *testing.T, ns, name string) bootstrap.Status {
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
 			return false, nil
 		}
-		st = bootstrap.Status{}
-		_ = json.Unmarshal([]byte(d.Annotations[mutate.AnnotationBootstrapStatus]), &st)
+		var err error
+		if st, err = bootstrap.StatusOf(d); err != nil {
+			return false, err
+		}
 		return st.Phase == bootstrap.PhaseReady, nil
 	})
 	if err != nil {
