@@ -19,6 +19,7 @@ import (
 	"math/big"
 	"net"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -58,26 +59,55 @@ func ServiceHosts(service, namespace string, extra ...string) Hosts {
 	return h
 }
 
+// Reason is one change Plan made and why.
+type Reason struct {
+	Message string
+	// Repair is true when the Secret held something broken (unparsable, a key
+	// that does not match, a certificate from an unknown CA), not merely
+	// something old or missing: the rotator warns about those.
+	Repair bool
+}
+
+// Reasons are all the changes of one plan.
+type Reasons []Reason
+
+// Repair reports whether any change repaired broken data.
+func (rs Reasons) Repair() bool {
+	return slices.ContainsFunc(rs, func(r Reason) bool { return r.Repair })
+}
+
+// String joins the messages, for logs and Events.
+func (rs Reasons) String() string {
+	msgs := make([]string, len(rs))
+	for i, r := range rs {
+		msgs[i] = r.Message
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// errMissing is parseCA's answer for no CA at all: a first install, not a repair.
+var errMissing = errors.New("missing")
+
 // Plan decides what the Secret's data must become at now. trusted says
 // whether the webhook configurations already carry the current CA: a serving
 // certificate from a new CA is only issued once they do, so that no request
 // ever meets a certificate the API server does not trust yet. It returns the
 // new data and why it changed (nil reasons: keep as is).
-func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, trusted bool) (map[string][]byte, []string, error) {
+func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, trusted bool) (map[string][]byte, Reasons, error) {
 	out := map[string][]byte{}
 	for k, v := range data {
 		out[k] = v
 	}
-	var reasons []string
+	var reasons Reasons
 
 	cas, caKey, caErr := parseCA(out[CACertKey], out[CAKeyKey])
 	if caErr != nil || needsRenewal(cas[0], now, life.CA) {
 		if caErr != nil {
-			reasons = append(reasons, "CA "+caErr.Error()+": new CA")
+			reasons = append(reasons, Reason{Message: "CA " + caErr.Error() + ": new CA", Repair: !errors.Is(caErr, errMissing)})
 			// Nothing verifiable to keep serving: issue from the new CA at once.
 			cas, trusted = nil, true
 		} else {
-			reasons = append(reasons, fmt.Sprintf("CA expires %s: new CA, the old one stays in the bundle", cas[0].NotAfter.UTC().Format(time.RFC3339)))
+			reasons = append(reasons, Reason{Message: fmt.Sprintf("CA expires %s: new CA, the old one stays in the bundle", cas[0].NotAfter.UTC().Format(time.RFC3339))})
 			trusted = false
 		}
 		ca, key, err := newCA(now, life.CA)
@@ -92,14 +122,14 @@ func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, tr
 		return nil, nil, err
 	}
 
-	why, byOlderCA := leafProblem(out[TLSCertKey], out[TLSKeyKey], cas, hosts, now, life.Serving)
+	why, byOlderCA, broken := leafProblem(out[TLSCertKey], out[TLSKeyKey], cas, hosts, now, life.Serving)
 	if why != "" && !(byOlderCA && !trusted) {
 		certPEM, keyPEM, err := newServing(now, life.Serving, hosts, cas[0], caKey)
 		if err != nil {
 			return nil, nil, err
 		}
 		out[TLSCertKey], out[TLSKeyKey] = certPEM, keyPEM
-		reasons = append(reasons, "serving certificate "+why+": new serving certificate")
+		reasons = append(reasons, Reason{Message: "serving certificate " + why + ": new serving certificate", Repair: broken})
 	}
 	// A serving certificate from an older CA is kept until the webhook
 	// configurations trust the new one; the next check replaces it.
@@ -111,7 +141,7 @@ func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, tr
 		return data, nil, nil
 	}
 	if len(reasons) == 0 {
-		reasons = append(reasons, "expired CA dropped from the bundle")
+		reasons = append(reasons, Reason{Message: "expired CA dropped from the bundle"})
 	}
 	return out, reasons, nil
 }
@@ -124,36 +154,36 @@ func needsRenewal(c *x509.Certificate, now time.Time, life time.Duration) bool {
 
 // leafProblem says what is wrong with the serving certificate ("" if
 // nothing), and whether it is only that an older CA of the bundle signed it.
-func leafProblem(certPEM, keyPEM []byte, cas []*x509.Certificate, hosts Hosts, now time.Time, life time.Duration) (string, bool) {
+func leafProblem(certPEM, keyPEM []byte, cas []*x509.Certificate, hosts Hosts, now time.Time, life time.Duration) (why string, byOlderCA, broken bool) {
 	if len(certPEM) == 0 || len(keyPEM) == 0 {
-		return "missing", false
+		return "missing", false, false
 	}
 	leaf, err := tlsPair(certPEM, keyPEM)
 	if err != nil {
-		return "unusable (" + err.Error() + ")", false
+		return "unusable (" + err.Error() + ")", false, true
 	}
 	if needsRenewal(leaf, now, life) {
-		return "expires " + leaf.NotAfter.UTC().Format(time.RFC3339), false
+		return "expires " + leaf.NotAfter.UTC().Format(time.RFC3339), false, false
 	}
 	for _, n := range hosts.DNSNames {
 		if !slices.Contains(leaf.DNSNames, n) {
-			return "lacks the name " + n, false
+			return "lacks the name " + n, false, false
 		}
 	}
 	for _, ip := range hosts.IPs {
 		if !slices.ContainsFunc(leaf.IPAddresses, ip.Equal) {
-			return "lacks the address " + ip.String(), false
+			return "lacks the address " + ip.String(), false, false
 		}
 	}
 	if leaf.CheckSignatureFrom(cas[0]) == nil {
-		return "", false
+		return "", false, false
 	}
 	for _, older := range cas[1:] {
 		if leaf.CheckSignatureFrom(older) == nil {
-			return "signed by the previous CA", true
+			return "signed by the previous CA", true, false
 		}
 	}
-	return "signed by an unknown CA", false
+	return "signed by an unknown CA", false, true
 }
 
 // tlsPair parses a certificate and checks that the key matches it.
@@ -174,7 +204,7 @@ func tlsPair(certPEM, keyPEM []byte) (*x509.Certificate, error) {
 
 func parseCA(bundle, keyPEM []byte) ([]*x509.Certificate, crypto.Signer, error) {
 	if len(bundle) == 0 || len(keyPEM) == 0 {
-		return nil, nil, errors.New("missing")
+		return nil, nil, errMissing
 	}
 	var cas []*x509.Certificate
 	for rest := bundle; ; {
@@ -253,16 +283,19 @@ func encodeKey(k crypto.Signer) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
 
-func serial() (*big.Int, error) {
-	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-}
-
-func newCA(now time.Time, life time.Duration) (*x509.Certificate, crypto.Signer, error) {
+// newKeyAndSerial makes what every certificate here starts from: a P-256 key
+// and a random 127-bit serial.
+func newKeyAndSerial() (*ecdsa.PrivateKey, *big.Int, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	sn, err := serial()
+	sn, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	return key, sn, err
+}
+
+func newCA(now time.Time, life time.Duration) (*x509.Certificate, crypto.Signer, error) {
+	key, sn, err := newKeyAndSerial()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -285,11 +318,7 @@ func newCA(now time.Time, life time.Duration) (*x509.Certificate, crypto.Signer,
 
 // newServing issues a serving certificate that never outlives its CA.
 func newServing(now time.Time, life time.Duration, hosts Hosts, ca *x509.Certificate, caKey crypto.Signer) ([]byte, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	sn, err := serial()
+	key, sn, err := newKeyAndSerial()
 	if err != nil {
 		return nil, nil, err
 	}

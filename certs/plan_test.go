@@ -9,7 +9,7 @@ import (
 
 var testHosts = ServiceHosts("mgr-webhook", "mgr-webhook-system", "127.0.0.1")
 
-func mustPlan(t *testing.T, now time.Time, data map[string][]byte, trusted bool) (map[string][]byte, []string) {
+func mustPlan(t *testing.T, now time.Time, data map[string][]byte, trusted bool) (map[string][]byte, Reasons) {
 	t.Helper()
 	out, reasons, err := Plan(now, data, testHosts, Lifetimes{CA: 90 * time.Minute, Serving: 30 * time.Minute}, trusted)
 	if err != nil {
@@ -38,7 +38,7 @@ func verify(t *testing.T, data map[string][]byte, name string, at time.Time) err
 func TestPlanLifecycle(t *testing.T) {
 	t0 := time.Now()
 	data, reasons := mustPlan(t, t0, nil, false)
-	if len(reasons) == 0 || verify(t, data, "mgr-webhook.mgr-webhook-system.svc", t0) != nil || verify(t, data, "127.0.0.1", t0) != nil {
+	if len(reasons) == 0 || reasons.Repair() || verify(t, data, "mgr-webhook.mgr-webhook-system.svc", t0) != nil || verify(t, data, "127.0.0.1", t0) != nil {
 		t.Fatalf("first install: %v", reasons)
 	}
 	if again, reasons := mustPlan(t, t0.Add(time.Minute), data, true); reasons != nil || string(again[TLSCertKey]) != string(data[TLSCertKey]) {
@@ -48,7 +48,7 @@ func TestPlanLifecycle(t *testing.T) {
 	// Two thirds into the serving certificate's life: a new one from the same CA.
 	t1 := t0.Add(21 * time.Minute)
 	renewed, reasons := mustPlan(t, t1, data, true)
-	if len(reasons) != 1 || !strings.Contains(reasons[0], "serving certificate expires") || string(renewed[CACertKey]) != string(data[CACertKey]) {
+	if len(reasons) != 1 || !strings.Contains(reasons[0].Message, "serving certificate expires") || reasons.Repair() || string(renewed[CACertKey]) != string(data[CACertKey]) {
 		t.Fatalf("serving renewal: %v", reasons)
 	}
 	if verify(t, renewed, "mgr-webhook", t1) != nil || leafOf(t, renewed).NotAfter.Before(t1.Add(29*time.Minute)) {
@@ -61,7 +61,7 @@ func TestPlanLifecycle(t *testing.T) {
 	// the serving certificate kept until the configurations trust the new CA.
 	t2 := t0.Add(61 * time.Minute)
 	rolled, reasons := mustPlan(t, t2, renewed, false)
-	if !strings.Contains(strings.Join(reasons, ";"), "new CA") || strings.Contains(strings.Join(reasons, ";"), "new serving") {
+	if !strings.Contains(reasons.String(), "new CA") || strings.Contains(reasons.String(), "new serving") {
 		t.Fatalf("CA rollover: %v", reasons)
 	}
 	if strings.Count(string(rolled[CACertKey]), "BEGIN CERTIFICATE") != 2 || string(rolled[TLSCertKey]) != string(renewed[TLSCertKey]) {
@@ -75,7 +75,7 @@ func TestPlanLifecycle(t *testing.T) {
 	}
 	// Once trusted: a serving certificate from the new CA.
 	final, reasons := mustPlan(t, t2.Add(time.Second), rolled, true)
-	if !strings.Contains(strings.Join(reasons, ";"), "signed by the previous CA") {
+	if !strings.Contains(reasons.String(), "signed by the previous CA") {
 		t.Fatalf("after trust: %v", reasons)
 	}
 	newCA, _ := parseCert(final[CACertKey])
@@ -94,22 +94,23 @@ func TestPlanRepairsBadData(t *testing.T) {
 	good, _ := mustPlan(t, now, nil, true)
 	other, _ := mustPlan(t, now, nil, true)
 	for name, tc := range map[string]struct {
-		edit func(d map[string][]byte)
-		want string
+		edit   func(d map[string][]byte)
+		want   string
+		repair bool
 	}{
-		"corrupt key":    {func(d map[string][]byte) { d[TLSKeyKey] = []byte("garbage") }, "unusable"},
-		"mismatched key": {func(d map[string][]byte) { d[TLSKeyKey] = other[TLSKeyKey] }, "key does not match"},
-		"foreign cert":   {func(d map[string][]byte) { d[TLSCertKey], d[TLSKeyKey] = other[TLSCertKey], other[TLSKeyKey] }, "unknown CA"},
+		"corrupt key":    {func(d map[string][]byte) { d[TLSKeyKey] = []byte("garbage") }, "unusable", true},
+		"mismatched key": {func(d map[string][]byte) { d[TLSKeyKey] = other[TLSKeyKey] }, "key does not match", true},
+		"foreign cert":   {func(d map[string][]byte) { d[TLSCertKey], d[TLSKeyKey] = other[TLSCertKey], other[TLSKeyKey] }, "unknown CA", true},
 		"corrupt CA": {func(d map[string][]byte) {
 			d[CACertKey] = []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
-		}, "CA unparsable"},
-		"CA key mismatched": {func(d map[string][]byte) { d[CAKeyKey] = other[CAKeyKey] }, "CA key does not match"},
+		}, "CA unparsable", true},
+		"CA key mismatched": {func(d map[string][]byte) { d[CAKeyKey] = other[CAKeyKey] }, "CA key does not match", true},
 		"missing name": {func(d map[string][]byte) {
 			narrow, _, _ := Plan(now, nil, ServiceHosts("x", "y"), Lifetimes{CA: time.Hour, Serving: time.Hour}, true)
 			for k, v := range narrow {
 				d[k] = v
 			}
-		}, "lacks the name mgr-webhook"},
+		}, "lacks the name mgr-webhook", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := map[string][]byte{}
@@ -118,8 +119,11 @@ func TestPlanRepairsBadData(t *testing.T) {
 			}
 			tc.edit(d)
 			fixed, reasons := mustPlan(t, now, d, false)
-			if !strings.Contains(strings.Join(reasons, ";"), tc.want) {
+			if !strings.Contains(reasons.String(), tc.want) {
 				t.Errorf("reasons %v, want one mentioning %q", reasons, tc.want)
+			}
+			if reasons.Repair() != tc.repair {
+				t.Errorf("reasons %v: repair %v, want %v", reasons, reasons.Repair(), tc.repair)
 			}
 			if err := verify(t, fixed, "mgr-webhook.mgr-webhook-system.svc", now); err != nil {
 				t.Errorf("repaired bundle does not verify: %v", err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -96,9 +95,9 @@ func (r *Rotator) Ensure(ctx context.Context) error {
 	return r.inject(ctx, configs, data[CACertKey])
 }
 
-func (r *Rotator) write(ctx context.Context, s *corev1.Secret, exists bool, data map[string][]byte, reasons []string) error {
+func (r *Rotator) write(ctx context.Context, s *corev1.Secret, exists bool, data map[string][]byte, reasons Reasons) error {
 	log := logf.FromContext(ctx).WithName("cert-rotator")
-	repair := exists && len(s.Data) > 0 && isRepair(reasons)
+	repair := exists && len(s.Data) > 0 && reasons.Repair()
 	if !exists {
 		s = &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: r.SecretName, Namespace: r.Namespace, Labels: map[string]string{"app.kubernetes.io/name": "mgr-webhook"}},
@@ -116,27 +115,15 @@ func (r *Rotator) write(ctx context.Context, s *corev1.Secret, exists bool, data
 			return fmt.Errorf("updating Secret %s/%s: %w", r.Namespace, r.SecretName, err)
 		}
 	}
-	log.Info("webhook certificates written", "secret", r.SecretName, "why", reasons)
+	log.Info("webhook certificates written", "secret", r.SecretName, "why", reasons.String())
 	if r.Recorder != nil {
 		kind, reason := corev1.EventTypeNormal, "CertificateRotated"
 		if repair {
 			kind, reason = corev1.EventTypeWarning, "CertificateRegenerated"
 		}
-		r.Recorder.Eventf(s, nil, kind, reason, "Rotate", "%s", strings.Join(reasons, "; "))
+		r.Recorder.Eventf(s, nil, kind, reason, "Rotate", "%s", reasons)
 	}
 	return nil
-}
-
-// isRepair: the Secret held something broken, not merely something old.
-func isRepair(reasons []string) bool {
-	for _, r := range reasons {
-		for _, bad := range []string{"unusable", "does not match", "unparsable", "unknown CA"} {
-			if strings.Contains(r, bad) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // webhookConfigs are the installed Mutating- and ValidatingWebhookConfiguration
