@@ -1,11 +1,20 @@
 package bootstrap
 
 import (
-	"encoding/json"
+	"context"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"encoding/json"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -61,4 +70,76 @@ func readStatus(d *appsv1.Deployment) Status {
 func (s Status) encode() string {
 	b, _ := json.Marshal(s) // plain fields always marshal
 	return string(b)
+}
+
+// failed records a failure: an Event, the status, and an error for the
+// workqueue's exponential backoff (never a hot loop).
+func (r *Reconciler) failed(ctx context.Context, d *appsv1.Deployment, st Status, err error) (ctrl.Result, error) {
+	st.LastError = err.Error()
+	switch {
+	case errors.Is(err, errClusterMissing):
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonClusterMissing, "Bootstrap", "%v", err)
+	case errors.Is(err, errNotOwned):
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonNotOwned, "Bootstrap", "%v", err)
+	case errors.Is(err, errDashboardPassword):
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonDashboardPassword, "ConfigureDashboard", "%v", err)
+	case ceph.IsUnavailable(err):
+		st.Phase = PhaseCephUnavailable
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Bootstrap", "Ceph cluster %s did not answer; retrying with backoff: %v", d.Namespace, err)
+	default:
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonBootstrapFailed, "Bootstrap", "%v", err)
+	}
+	if serr := r.saveStatus(ctx, d, st); serr != nil {
+		logf.FromContext(ctx).Error(serr, "saving status")
+	}
+	return ctrl.Result{}, err
+}
+
+// saveStatus patches the status annotation only when it changed.
+//
+// The API server bumps a Deployment's generation on every annotation change
+// (annotations are copied to ReplicaSets), so writing the status moves the
+// generation from g to g+1. The patch carries the resourceVersion it was
+// computed from, so g+1 is exactly the generation written, and recording it as
+// observed keeps the next reconcile at rest instead of chasing its own writes.
+func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st Status) error {
+	if d.Annotations[mutate.AnnotationBootstrapStatus] == st.encode() {
+		return nil
+	}
+	observed := d.Generation
+	cur := d
+	for attempt := 0; ; attempt++ {
+		if cur.Generation != observed {
+			return nil // the spec changed while we worked: its own reconcile follows
+		}
+		write := st
+		if write.ObservedGeneration == observed {
+			write.ObservedGeneration++
+		}
+		patch := client.MergeFromWithOptions(cur.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if cur.Annotations == nil {
+			cur.Annotations = map[string]string{}
+		}
+		cur.Annotations[mutate.AnnotationBootstrapStatus] = write.encode()
+		apiWrites.Inc()
+		err := r.Client.Patch(ctx, cur, patch)
+		if err == nil {
+			r.written.Store(client.ObjectKeyFromObject(cur), cur.Generation)
+			return nil
+		}
+		// Status writes of the deployment controller move the resourceVersion
+		// during a long module step: read again rather than redo the step.
+		if !apierrors.IsConflict(err) || attempt == 4 {
+			return err
+		}
+		fresh := &appsv1.Deployment{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(d), fresh); err != nil {
+			return err
+		}
+		cur = fresh
+	}
 }

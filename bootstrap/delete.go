@@ -1,0 +1,120 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// finalize removes the cephx key of a deleted mgr, giving up after
+// FinalizerTimeout so that a lost cluster never holds the deletion hostage
+// (Rook left keys behind, rook#9860: we say so instead).
+func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id string) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+		return ctrl.Result{}, nil
+	}
+	b := &scope{r: r, d: d, id: id}
+	entity := "mgr." + id
+	user, err := r.keyUser(ctx, d, id)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if user != "" {
+		// Not ours to remove: another Deployment runs this mgr, or holds its keyring.
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete", "cephx key %s kept: %s still uses it", entity, user)
+		return ctrl.Result{}, r.removeFinalizer(ctx, d)
+	}
+	conn, err := b.conn(ctx)
+	if err == nil {
+		err = r.Ceph.RemoveKey(ctx, conn, entity)
+	}
+	if err == nil {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyRemoved, "Delete", "cephx key %s removed from Ceph", entity)
+	} else {
+		if remaining := time.Until(d.DeletionTimestamp.Add(r.FinalizerTimeout)); remaining > 0 {
+			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Delete",
+				"cannot remove cephx key %s yet (%v); retrying until %s", entity, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
+			// Retry on our own clock, never past the deadline.
+			return ctrl.Result{RequeueAfter: min(remaining, 10*time.Second)}, nil
+		}
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandon, "Delete",
+			"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entity, r.FinalizerTimeout, err, entity)
+	}
+	return ctrl.Result{}, r.removeFinalizer(ctx, d)
+}
+
+func (r *Reconciler) removeFinalizer(ctx context.Context, d *appsv1.Deployment) error {
+	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+		return nil
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	controllerutil.RemoveFinalizer(d, mutate.FinalizerCephxKey)
+	apiWrites.Inc()
+	return client.IgnoreNotFound(r.Client.Patch(ctx, d, patch))
+}
+
+// keyUser names what still uses the cephx key of mgr id besides the deleted
+// Deployment d: another live Deployment of that mgr id in the namespace (ours,
+// Rook's or anyone's), or a keyring Secret that another object controls. It
+// reads from the API server, not the cache: a key removed in error cannot be
+// given back.
+func (r *Reconciler) keyUser(ctx context.Context, d *appsv1.Deployment, id string) (string, error) {
+	list := &appsv1.DeploymentList{}
+	if err := r.APIReader.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabels{mutate.LabelMgrID: id}); err != nil {
+		return "", err
+	}
+	for _, other := range list.Items {
+		if other.UID != d.UID && other.DeletionTimestamp == nil && mutate.IsMgr(&other) {
+			return "Deployment " + other.Name, nil
+		}
+	}
+	s := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: mutate.KeyringSecretName(id)}, s)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if ref := metav1.GetControllerOf(s); ref != nil && ref.UID != d.UID {
+		return fmt.Sprintf("Secret %s (controlled by %s %s)", s.Name, ref.Kind, ref.Name), nil
+	}
+	return "", nil
+}
+
+// release lets go of a Deployment that is no longer ours to manage (opted out
+// or owned by a Rook CephCluster): its finalizer goes, and its key, keyring
+// and Services stay as they are.
+func (r *Reconciler) release(ctx context.Context, d *appsv1.Deployment) error {
+	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+		return nil
+	}
+	if err := r.removeFinalizer(ctx, d); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonReleased, "Release",
+		"no longer managed (label %s=false or a Rook CephCluster owner): finalizer removed; the cephx key, keyring Secret and Services are left as they are", mutate.LabelManaged)
+	return nil
+}
+
+// notOwned is the error for an object that carries our name for mgr d but is
+// controlled by something else (or nothing): the controller neither adopts
+// nor changes it.
+func notOwned(d *appsv1.Deployment, kind string, o metav1.Object) error {
+	owner := "no controller"
+	if ref := metav1.GetControllerOf(o); ref != nil {
+		owner = fmt.Sprintf("%s %s", ref.Kind, ref.Name)
+	}
+	return fmt.Errorf("%w: %s %s belongs to %s, not to Deployment %s; the controller neither adopts nor changes it: delete it if it is stale, or delete this Deployment if it duplicates mgr %q",
+		errNotOwned, kind, o.GetName(), owner, d.Name, mutate.MgrID(d))
+}

@@ -1,0 +1,32 @@
+package bootstrap
+
+import "errors"
+
+// Reasons of the Events the controller records on the Deployment.
+const (
+	ReasonKeyringCreated    = "KeyringCreated"
+	ReasonKeyCapsRepaired   = "KeyCapsRepaired"
+	ReasonServicesReady     = "ServicesReady"
+	ReasonServiceRepaired   = "ServiceRepaired"
+	ReasonModulesEnabled    = "ModulesEnabled"
+	ReasonModuleUnavailable = "ModuleUnavailable"
+	ReasonDashboardReady    = "DashboardReady"
+	ReasonCephUnavailable   = "CephUnavailable"
+	ReasonClusterMissing    = "CephClusterMissing"
+	ReasonBootstrapFailed   = "BootstrapFailed"
+	ReasonKeyRemoved        = "KeyRemoved"
+	ReasonKeyRemovalAbandon = "KeyRemovalAbandoned"
+	ReasonKeyKept           = "KeyKept"
+	ReasonNotOwned          = "NotOwned"
+	ReasonReleased          = "Released"
+	ReasonDashboardPassword = "DashboardPasswordInvalid"
+)
+
+var (
+	// errClusterMissing marks a namespace without its cluster objects.
+	errClusterMissing = errors.New("cluster objects missing")
+	// errNotOwned marks an object of ours by name that another owner holds.
+	errNotOwned = errors.New("not owned by this Deployment")
+	// errDashboardPassword marks a password Secret the controller cannot use.
+	errDashboardPassword = errors.New("dashboard password Secret unusable")
+)

@@ -1,0 +1,57 @@
+package bootstrap
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// ensureKeyring creates Secret rook-ceph-mgr-<id>-keyring from the cluster's
+// key for mgr.<id>, repairing the key's caps when they differ (EINVAL).
+func (b *scope) ensureKeyring(ctx context.Context) error {
+	d, id, r := b.d, b.id, b.r
+	have := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: mutate.KeyringSecretName(id)}, have)
+	if err == nil {
+		if !metav1.IsControlledBy(have, d) {
+			return notOwned(d, "Secret", have)
+		}
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	conn, err := b.conn(ctx)
+	if err != nil {
+		return err
+	}
+	entity := "mgr." + id
+	key, err := r.Ceph.GetOrCreateKey(ctx, conn, entity, r.Caps)
+	if ceph.IsInvalid(err) {
+		// The key exists with other caps: make them ours rather than fail forever.
+		if err = r.Ceph.SetCaps(ctx, conn, entity, r.Caps); err == nil {
+			r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyCapsRepaired, "Repair", "cephx key %s existed with other caps; caps set to %v", entity, r.Caps)
+			key, err = r.Ceph.GetKey(ctx, conn, entity)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	secret := keyringSecret(d, id, key, r.Caps)
+	if err := controllerutil.SetControllerReference(d, secret, r.Client.Scheme()); err != nil {
+		return err
+	}
+	apiWrites.Inc()
+	if err := r.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	r.Recorder.Eventf(d, secret, corev1.EventTypeNormal, ReasonKeyringCreated, "Create", "Secret %s holds the cephx key of %s", secret.Name, entity)
+	return nil
+}

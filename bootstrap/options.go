@@ -1,0 +1,68 @@
+package bootstrap
+
+import (
+	"context"
+	"time"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+)
+
+// Ceph is what the controller asks of a Ceph cluster (*ceph.Runner).
+type Ceph interface {
+	GetOrCreateKey(ctx context.Context, conn ceph.Conn, entity string, caps []string) (string, error)
+	GetKey(ctx context.Context, conn ceph.Conn, entity string) (string, error)
+	SetCaps(ctx context.Context, conn ceph.Conn, entity string, caps []string) error
+	RemoveKey(ctx context.Context, conn ceph.Conn, entity string) error
+	MgrDump(ctx context.Context, conn ceph.Conn) (ceph.MgrMap, error)
+	MgrModules(ctx context.Context, conn ceph.Conn) (ceph.Modules, error)
+	EnableModule(ctx context.Context, conn ceph.Conn, module string) error
+	SetOrchestratorBackend(ctx context.Context, conn ceph.Conn, backend string) error
+	ConfigKeyExists(ctx context.Context, conn ceph.Conn, key string) (bool, error)
+	ConfigSet(ctx context.Context, conn ceph.Conn, who, option, value string) error
+	DashboardSelfSignedCert(ctx context.Context, conn ceph.Conn) error
+	DashboardSetUser(ctx context.Context, conn ceph.Conn, user, role string, password []byte) error
+}
+
+var _ Ceph = &ceph.Runner{}
+
+// Options configure the controller.
+type Options struct {
+	// Caps of a mgr's cephx key.
+	Caps []string
+	// Modules to enable, unless a Deployment overrides them by annotation.
+	Modules []string
+	// OrchestratorBackend is set once the rook module is on ("" to skip).
+	OrchestratorBackend string
+	// ModuleTimeout bounds the retries of one module step while the mgr restarts.
+	ModuleTimeout time.Duration
+	// RetryInterval is the first wait between those retries.
+	RetryInterval time.Duration
+	// FinalizerTimeout is how long a deleted mgr waits for Ceph to remove its
+	// key before the controller lets go and says so.
+	FinalizerTimeout time.Duration
+	// WaitForMgr is how often to look again while Ceph does not list the mgr.
+	WaitForMgr time.Duration
+}
+
+// DefaultCaps are the caps of a mgr key: Rook's keyring template.
+var DefaultCaps = []string{"mon", "allow profile mgr", "mds", "allow *", "osd", "allow *"}
+
+// SeedCaps are the seed's caps (`allow *` everywhere), offered as an option.
+var SeedCaps = []string{"mon", "allow *", "mds", "allow *", "osd", "allow *"}
+
+// DefaultOptions are the seed's choices.
+func DefaultOptions() Options {
+	return Options{
+		Caps:                DefaultCaps,
+		Modules:             []string{"orchestrator_cli", "rook", "prometheus", "dashboard"},
+		OrchestratorBackend: "rook",
+		ModuleTimeout:       3 * time.Minute,
+		RetryInterval:       2 * time.Second,
+		FinalizerTimeout:    2 * time.Minute,
+		WaitForMgr:          5 * time.Second,
+	}
+}
+
+// moduleAliases: a module of the seed's era and its successor, which later
+// releases keep always on (orchestrator_cli became orchestrator in Octopus).
+var moduleAliases = map[string]string{"orchestrator_cli": "orchestrator"}

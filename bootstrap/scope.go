@@ -1,0 +1,68 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// scope is everything one reconcile of one mgr knows: the controller, the
+// Deployment as read from the cache, its mgr id, and the connection to the
+// namespace's Ceph cluster, read lazily (only when a ceph call is due) and at
+// most once.
+type scope struct {
+	r  *Reconciler
+	d  *appsv1.Deployment
+	id string
+	// c and cerr are the connection, or why there is none, once conn ran.
+	c    *ceph.Conn
+	cerr error
+}
+
+// conn reads the namespace's mon_host and admin keyring, once per reconcile
+// and only when a ceph call is needed.
+func (b *scope) conn(ctx context.Context) (ceph.Conn, error) {
+	if b.c != nil || b.cerr != nil {
+		return derefConn(b.c), b.cerr
+	}
+	ns := b.d.Namespace
+	cfg, keyring := &corev1.Secret{}, &corev1.Secret{}
+	var missing []string
+	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: mutate.ConfigSecretName}, cfg); err != nil {
+		if !apierrors.IsNotFound(err) {
+			b.cerr = err
+			return ceph.Conn{}, err
+		}
+		missing = append(missing, "Secret "+mutate.ConfigSecretName)
+	}
+	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: mutate.AdminKeyringSecretName}, keyring); err != nil {
+		if !apierrors.IsNotFound(err) {
+			b.cerr = err
+			return ceph.Conn{}, err
+		}
+		missing = append(missing, "Secret "+mutate.AdminKeyringSecretName)
+	}
+	if len(missing) == 0 && (len(cfg.Data[mutate.ConfigSecretMonHostKey]) == 0 || len(keyring.Data[mutate.KeyringKey]) == 0) {
+		missing = append(missing, fmt.Sprintf("keys %s/%s and %s/%s", mutate.ConfigSecretName, mutate.ConfigSecretMonHostKey, mutate.AdminKeyringSecretName, mutate.KeyringKey))
+	}
+	if len(missing) > 0 {
+		b.cerr = fmt.Errorf("%w: namespace %s lacks %v", errClusterMissing, ns, missing)
+		return ceph.Conn{}, b.cerr
+	}
+	b.c = &ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[mutate.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[mutate.KeyringKey]}
+	return *b.c, nil
+}
+
+func derefConn(c *ceph.Conn) ceph.Conn {
+	if c == nil {
+		return ceph.Conn{}
+	}
+	return *c
+}
