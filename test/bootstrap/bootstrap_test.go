@@ -125,10 +125,7 @@ func TestMgrBootstrap(t *testing.T) {
 // no API write.
 func TestQuietAtRest(t *testing.T) {
 	ctx := context.Background()
-	name := "rook-ceph-mgr-a"
-	if s := status(t, nsMain, name); s.Phase != bootstrap.PhaseReady {
-		t.Fatalf("needs TestMgrBootstrap's mgr: phase %s", s.Phase)
-	}
+	name := readyMgr(t, nsMain, "a", nil)
 	cephCalls := metric(t, "mgr_bootstrap_ceph_calls_total", nil)
 	writes := metric(t, "mgr_bootstrap_api_writes_total", nil)
 	reconciles := metric(t, "mgr_bootstrap_reconciles_total", nil)
@@ -159,6 +156,7 @@ func TestQuietAtRest(t *testing.T) {
 
 func TestServicesHeal(t *testing.T) {
 	ctx := context.Background()
+	readyMgr(t, nsMain, "a", nil)
 	old := &corev1.Service{}
 	if err := get(ctx, nsMain, "rook-ceph-mgr-a", old); err != nil {
 		t.Fatal(err)

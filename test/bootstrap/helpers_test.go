@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -52,6 +53,27 @@ func mgrDeployment(t *testing.T, ns, id string, replicas int32, anns map[string]
 		t.Fatal(errs.ToAggregate())
 	}
 	return res.Deployment
+}
+
+// readyMgr returns the name of mgr id of ns once it is bootstrapped and Ready,
+// creating it (one replica, annotations anns) when no earlier test did, so
+// that no test depends on running after another.
+func readyMgr(t *testing.T, ns, id string, anns map[string]string) string {
+	t.Helper()
+	name := mutate.DeploymentName(id)
+	d := &appsv1.Deployment{}
+	switch err := get(context.Background(), ns, name, d); {
+	case apierrors.IsNotFound(err):
+		if err := k8s.Create(context.Background(), mgrDeployment(t, ns, id, 1, anns)); err != nil {
+			t.Fatal(err)
+		}
+	case err != nil:
+		t.Fatal(err)
+	case d.Spec.Replicas != nil && *d.Spec.Replicas == 0:
+		scale(t, ns, name, 1)
+	}
+	waitPhase(t, ns, name, bootstrap.PhaseReady, 4*time.Minute)
+	return name
 }
 
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {

@@ -36,10 +36,7 @@ func mgrPodReady(t *testing.T, ns, id string) bool {
 func TestDuplicateNeverTouchesTheLiveKey(t *testing.T) {
 	ctx := context.Background()
 	c := cephs[nsMain]
-	live := "rook-ceph-mgr-a"
-	if s := status(t, nsMain, live); s.Phase != bootstrap.PhaseReady {
-		t.Fatalf("needs TestMgrBootstrap's mgr: phase %s", s.Phase)
-	}
+	live := readyMgr(t, nsMain, "a", nil)
 	key, err := c.GetKey(ctx, "mgr.a")
 	if err != nil {
 		t.Fatal(err)
@@ -177,10 +174,7 @@ func TestLeftAlone(t *testing.T) {
 // a create-read loop; adding the password lets the dashboard finish.
 func TestDashboardPasswordSecretWithoutPassword(t *testing.T) {
 	ctx := context.Background()
-	name := "rook-ceph-mgr-a"
-	if s := status(t, nsEast, name); s.Phase != bootstrap.PhaseReady {
-		t.Fatalf("needs TestTwoClustersKeptApart's mgr: phase %s", s.Phase)
-	}
+	name := readyMgr(t, nsEast, "a", map[string]string{mutate.AnnotationModules: "prometheus"})
 	pw := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsEast, Name: mutate.DashboardPasswordSecretName}, Data: map[string][]byte{"other": []byte("x")}}
 	if err := k8s.Create(ctx, pw); err != nil {
 		t.Fatal(err)
