@@ -41,7 +41,7 @@ type Reconciler struct {
 
 // Reconcile runs the bootstrap steps that are not done yet. A bootstrapped
 // mgr costs only cache reads: no ceph call and no API write.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	reconciles.Inc()
 	d := &appsv1.Deployment{}
 	if err := r.Client.Get(ctx, req.NamespacedName, d); err != nil {
@@ -76,20 +76,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	st := readStatus(d)
 	next := st
 	next.LastError, next.ObservedGeneration = "", d.Generation
-	b := &scope{r: r, d: d, id: id}
+	// The one place status and failure Events are written, whatever the
+	// steps return.
+	defer func() { err = r.record(ctx, d, next, err) }()
+	return r.bootstrap(ctx, &scope{r: r, d: d, id: id}, st, &next)
+}
 
+// bootstrap runs the steps in order, stopping at the first that is not done;
+// it sets next (phase, modules, dashboard) and leaves writing it to record.
+func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *Status) (ctrl.Result, error) {
+	d, id := b.d, b.id
 	if err := r.ensureServices(ctx, d, id); err != nil {
-		return r.failed(ctx, d, next, err)
+		return ctrl.Result{}, err
 	}
 	if err := b.ensureKeyring(ctx); err != nil {
-		return r.failed(ctx, d, next, err)
+		return ctrl.Result{}, err
 	}
-
 	want := wantedModules(d, r.Modules)
 	if st.Phase == PhaseReady && st.ObservedGeneration == d.Generation && slices.Equal(st.wanted(), sortedCopy(want)) {
-		return ctrl.Result{}, r.saveStatus(ctx, d, next) // at rest
+		return ctrl.Result{}, nil // at rest
 	}
-
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(d.Namespace),
 		client.MatchingLabels{mutate.LabelApp: mutate.AppName, mutate.LabelMgrID: id}); err != nil {
@@ -97,28 +103,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if !podReady(pods.Items) {
 		next.Phase = PhaseWaitingForPod
-		return ctrl.Result{}, r.saveStatus(ctx, d, next) // the pod watch brings us back
+		return ctrl.Result{}, nil // the pod watch brings us back
 	}
 	if len(want) == 0 {
 		// No module wanted: nothing to ask Ceph once the pod runs.
 		next.Phase, next.Modules, next.Unavailable, next.Dashboard = PhaseReady, nil, nil, false
-		return ctrl.Result{}, r.saveStatus(ctx, d, next)
+		return ctrl.Result{}, nil
 	}
 	conn, err := b.conn(ctx)
 	if err != nil {
-		return r.failed(ctx, d, next, err)
+		return ctrl.Result{}, err
 	}
 	mgrMap, err := r.Ceph.MgrDump(ctx, conn)
 	if err != nil {
-		return r.failed(ctx, d, next, err)
+		return ctrl.Result{}, err
 	}
 	if !mgrMap.Available || !mgrMap.Knows(id) {
 		next.Phase = PhaseWaitingForMgr
-		return ctrl.Result{RequeueAfter: r.WaitForMgr}, r.saveStatus(ctx, d, next)
+		return ctrl.Result{RequeueAfter: r.WaitForMgr}, nil
 	}
-	if err := b.enableModules(ctx, conn, want, st, &next); err != nil {
-		return r.failed(ctx, d, next, err)
+	if err := b.enableModules(ctx, conn, want, st, next); err != nil {
+		return ctrl.Result{}, err
 	}
 	next.Phase = PhaseReady
-	return ctrl.Result{}, r.saveStatus(ctx, d, next)
+	return ctrl.Result{}, nil
 }

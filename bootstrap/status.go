@@ -8,7 +8,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -72,9 +71,14 @@ func (s Status) encode() string {
 	return string(b)
 }
 
-// failed records a failure: an Event, the status, and an error for the
-// workqueue's exponential backoff (never a hot loop).
-func (r *Reconciler) failed(ctx context.Context, d *appsv1.Deployment, st Status, err error) (ctrl.Result, error) {
+// record writes the outcome of a reconcile: the status (only when it
+// changed) and, for a failure, its lastError, phase and Warning Event. It
+// returns err for the workqueue's exponential backoff (never a hot loop), or
+// the status write's error when the steps succeeded.
+func (r *Reconciler) record(ctx context.Context, d *appsv1.Deployment, st Status, err error) error {
+	if err == nil {
+		return r.saveStatus(ctx, d, st)
+	}
 	st.LastError = err.Error()
 	switch {
 	case errors.Is(err, errClusterMissing):
@@ -96,7 +100,7 @@ func (r *Reconciler) failed(ctx context.Context, d *appsv1.Deployment, st Status
 	if serr := r.saveStatus(ctx, d, st); serr != nil {
 		logf.FromContext(ctx).Error(serr, "saving status")
 	}
-	return ctrl.Result{}, err
+	return err
 }
 
 // saveStatus patches the status annotation only when it changed.

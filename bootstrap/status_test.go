@@ -1,12 +1,20 @@
 package bootstrap
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -32,5 +40,60 @@ func TestStatusOf(t *testing.T) {
 	}
 	if s := readStatus(with("{not json")); s.Phase != "" {
 		t.Errorf("the controller's reader keeps a garbled status: %+v", s)
+	}
+}
+
+// TestRecordWritesEveryOutcome: record, the one status writer, turns each
+// kind of failure into its phase, lastError and Warning Event, writes a
+// success as given, and returns the step's error for the backoff.
+func TestRecordWritesEveryOutcome(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err        error
+		wantPhase  Phase
+		wantReason string
+	}{
+		"success":          {nil, PhaseWaitingForPod, ""},
+		"cluster missing":  {fmt.Errorf("%w: namespace lacks Secret x", errClusterMissing), PhaseError, ReasonClusterMissing},
+		"not owned":        {fmt.Errorf("%w: Secret y", errNotOwned), PhaseError, ReasonNotOwned},
+		"dashboard secret": {fmt.Errorf("%w: no password", errDashboardPassword), PhaseError, ReasonDashboardPassword},
+		"ceph unavailable": {&ceph.Error{Command: "mgr dump", Unavailable: true, Message: "timed out"}, PhaseCephUnavailable, ReasonCephUnavailable},
+		"anything else":    {errors.New("boom"), PhaseError, ReasonBootstrapFailed},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+			d.Generation = 3
+			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
+			rec := events.NewFakeRecorder(4)
+			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec}
+			cur := &appsv1.Deployment{}
+			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(d), cur); err != nil {
+				t.Fatal(err)
+			}
+			got := r.record(context.Background(), cur, Status{Phase: PhaseWaitingForPod, ObservedGeneration: 3}, tc.err)
+			if !errors.Is(got, tc.err) && got != tc.err {
+				t.Errorf("record returned %v, want the step's error %v", got, tc.err)
+			}
+			stored := &appsv1.Deployment{}
+			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(d), stored); err != nil {
+				t.Fatal(err)
+			}
+			st, err := StatusOf(stored)
+			if err != nil || st.Phase != tc.wantPhase {
+				t.Errorf("stored status %+v (%v), want phase %s", st, err, tc.wantPhase)
+			}
+			if tc.err != nil && st.LastError != tc.err.Error() {
+				t.Errorf("lastError %q, want %q", st.LastError, tc.err.Error())
+			}
+			select {
+			case e := <-rec.Events:
+				if tc.wantReason == "" || !strings.Contains(e, "Warning "+tc.wantReason) {
+					t.Errorf("Event %q, want reason %q", e, tc.wantReason)
+				}
+			default:
+				if tc.wantReason != "" {
+					t.Errorf("no %s Event", tc.wantReason)
+				}
+			}
+		})
 	}
 }
