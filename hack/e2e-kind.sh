@@ -3,14 +3,14 @@
 # network access to cert-manager's release. The Ceph side is yours: two
 # namespaces holding Rook's cluster objects (rook-ceph-mon, rook-ceph-config,
 # ConfigMap rook-ceph-config, rook-ceph-admin-keyring) of reachable clusters,
-# e.g. two Rook CephClusters, named in E2E_CEPH_NAMESPACES; optionally a
-# third, disposable one in E2E_TEARDOWN_NAMESPACE, which a test deletes whole
-# (without it that test is skipped, and says so).
+# e.g. two Rook CephClusters, named in E2E_CEPH_NAMESPACES, and a third,
+# disposable one in E2E_TEARDOWN_NAMESPACE, which a test deletes whole.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLUSTER=${KIND_CLUSTER:-mgr-webhook-e2e}
 CERT_MANAGER=${CERT_MANAGER_VERSION:-v1.21.2}
 : "${E2E_CEPH_NAMESPACES:?name two namespaces with Rook Ceph cluster objects, e.g. E2E_CEPH_NAMESPACES=rook-ceph,ceph-east}"
+: "${E2E_TEARDOWN_NAMESPACE:?name a third, disposable namespace with Rook Ceph cluster objects; a test deletes it}"
 for tool in docker kind kubectl; do command -v "$tool" >/dev/null || { echo "$tool is required" >&2; exit 1; }; done
 docker info >/dev/null 2>&1 || { echo "no Docker engine: kind cannot run here; use make e2e (local control plane)" >&2; exit 1; }
 
@@ -32,4 +32,4 @@ images:
 YAML
 kubectl --kubeconfig "$kubeconfig" apply -k "$overlay"
 kubectl --kubeconfig "$kubeconfig" -n mgr-webhook-system wait --for=condition=Available deploy --all --timeout=5m
-E2E_KUBECONFIG="$kubeconfig" E2E_CEPH_NAMESPACES="$E2E_CEPH_NAMESPACES" E2E_TEARDOWN_NAMESPACE="${E2E_TEARDOWN_NAMESPACE:-}" go test -count=1 -v -timeout=20m ./test/e2e/
+E2E_KUBECONFIG="$kubeconfig" E2E_CEPH_NAMESPACES="$E2E_CEPH_NAMESPACES" E2E_TEARDOWN_NAMESPACE="$E2E_TEARDOWN_NAMESPACE" go test -count=1 -v -timeout=20m ./test/e2e/

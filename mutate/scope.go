@@ -35,10 +35,7 @@ var systemAnnotations = map[string]bool{AnnotationBootstrapStatus: true, Annotat
 // and user annotation as they were: status, finalizer, owner-reference and
 // controller-annotation writes. Such an update can introduce no violation.
 func IntentUnchanged(old, d *appsv1.Deployment) bool {
-	if !mapsEqual(old.Labels, d.Labels, nil) || !mapsEqual(old.Annotations, d.Annotations, systemAnnotations) {
-		return false
-	}
-	return equality.Semantic.DeepEqual(old.Spec, d.Spec)
+	return mapsEqual(old.Labels, d.Labels, nil) && mapsEqual(old.Annotations, d.Annotations, systemAnnotations) && SpecUnchanged(old, d)
 }
 
 // SpecUnchanged reports whether an update leaves the spec as it was.
@@ -63,13 +60,4 @@ func mapsEqual(a, b map[string]string, ignore map[string]bool) bool {
 		}
 	}
 	return n == 0
-}
-
-func hasFinalizer(o metav1.Object, f string) bool {
-	for _, x := range o.GetFinalizers() {
-		if x == f {
-			return true
-		}
-	}
-	return false
 }

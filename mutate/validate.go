@@ -160,7 +160,7 @@ func errorKey(e *field.Error) string {
 // still on it: the controller watches only mgr Deployments, so it would never
 // see the deletion and the finalizer would hold the Deployment forever.
 func ValidateStaysMgr(old, d *appsv1.Deployment) field.ErrorList {
-	if !IsMgr(old) || IsMgr(d) || d.DeletionTimestamp != nil || !hasFinalizer(d, FinalizerCephxKey) {
+	if !IsMgr(old) || IsMgr(d) || d.DeletionTimestamp != nil || !slices.Contains(d.Finalizers, FinalizerCephxKey) {
 		return nil
 	}
 	return field.ErrorList{field.Forbidden(labelsPath.Key(LabelApp), fmt.Sprintf(

@@ -123,21 +123,21 @@ func denyCluster(ctx context.Context, webhook string, d *appsv1.Deployment, err 
 	fp := field.NewPath("metadata", "namespace")
 	var missing *MissingClusterObjectsError
 	if errors.As(err, &missing) {
-		return respondDenied(ctx, webhook, d, field.ErrorList{field.Invalid(fp, missing.Namespace, err.Error())}, []string{ReasonClusterMissing})
+		return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.Invalid(fp, missing.Namespace, err.Error())}, []string{ReasonClusterMissing})
 	}
-	return respondDenied(ctx, webhook, d, field.ErrorList{field.InternalError(fp, err)}, []string{ReasonBadRequest})
+	return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.InternalError(fp, err)}, []string{ReasonBadRequest})
 }
 
 // deny refuses the request for policy errs, counted by their fields.
 func deny(ctx context.Context, webhook string, d *appsv1.Deployment, errs field.ErrorList) admission.Response {
-	return respondDenied(ctx, webhook, d, errs, reasonsOf(errs))
+	return respondDenied(ctx, webhook, deploymentGK, d.Name, errs, reasonsOf(errs))
 }
 
-// respondDenied answers with an Invalid status listing every field, the form
-// kubectl prints field by field.
-func respondDenied(ctx context.Context, webhook string, d *appsv1.Deployment, errs field.ErrorList, reasons []string) admission.Response {
+// respondDenied answers with an Invalid status listing every field of the
+// named object of kind gk, the form kubectl prints field by field.
+func respondDenied(ctx context.Context, webhook string, gk schema.GroupKind, name string, errs field.ErrorList, reasons []string) admission.Response {
 	count(webhook, OutcomeDenied, reasons...)
-	logf.FromContext(ctx).V(1).Info("denied mgr Deployment", "webhook", webhook, "fields", reasons)
-	status := apierrors.NewInvalid(deploymentGK, d.Name, errs).Status()
+	logf.FromContext(ctx).V(1).Info("denied", "webhook", webhook, "fields", reasons)
+	status := apierrors.NewInvalid(gk, name, errs).Status()
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
 }

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -9,10 +10,8 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -45,10 +44,11 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("this webhook admits autoscaling Scale objects of deployments/scale only, got %s; fix the webhook configuration's rules", req.Kind))
 	}
 	sc := &autoscalingv1.Scale{}
-	if err := fastjson.Unmarshal(req.Object.Raw, sc); err != nil || len(req.Object.Raw) == 0 {
-		if err == nil {
-			err = fmt.Errorf("there is no content to decode")
-		}
+	err := errors.New("there is no content to decode")
+	if len(req.Object.Raw) > 0 {
+		err = fastjson.Unmarshal(req.Object.Raw, sc)
+	}
+	if err != nil {
 		count(scaleName, OutcomeErrored, ReasonBadRequest)
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot decode the Scale: %w", err))
 	}
@@ -72,8 +72,5 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 	errs := field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, fmt.Sprintf(
 		"mgr Deployment %s runs at most 1 pod (mgr %q must not run twice); scale it to 0 or 1, and add a standby as another mgr Deployment with its own mgr id",
 		name, meta.GetLabels()[mutate.LabelMgrID]))}
-	count(scaleName, OutcomeDenied, reasonsOf(errs)...)
-	logf.FromContext(ctx).V(1).Info("denied scale of a mgr Deployment", "replicas", sc.Spec.Replicas)
-	status := apierrors.NewInvalid(scaleGK, name, errs).Status()
-	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status}}
+	return respondDenied(ctx, scaleName, scaleGK, name, errs, reasonsOf(errs))
 }

@@ -8,6 +8,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,13 +41,16 @@ type Env struct {
 	// Ceph runs the ceph CLI as client.admin against a namespace's cluster.
 	Ceph func(ctx context.Context, ns string, args ...string) ([]byte, error)
 	// Teardown is a third Ceph namespace that a test deletes whole
-	// (E2E_TEARDOWN_NAMESPACE on another cluster; "" when not given).
+	// (E2E_TEARDOWN_NAMESPACE on another cluster).
 	Teardown string
 	// FinalizerTimeout is the controller's --finalizer-timeout.
 	FinalizerTimeout time.Duration
-	// Local is the local cluster, nil on another cluster.
-	Local *localcluster.Cluster
-	root  string
+	// SetPolicy runs the webhook with this policy file content; "" restores
+	// the one it was installed with.
+	SetPolicy func(ctx context.Context, policy string) error
+	// installedPolicy is the remote webhook's policy before SetPolicy changed it.
+	installedPolicy *string
+	root            string
 }
 
 // finalizerTimeout is the local controller's, short so that a deletion whose
@@ -85,8 +89,18 @@ func run(m *testing.M) (int, error) {
 	}
 	defer c.Stop()
 	env = &Env{Client: c.Client, Kubectl: c.API.Kubectl, Kubeconfig: c.API.Kubeconfig, Namespaces: []string{"ceph-west", "ceph-east"},
-		Teardown: "ceph-teardown", FinalizerTimeout: finalizerTimeout, Local: c,
+		Teardown: "ceph-teardown", FinalizerTimeout: finalizerTimeout,
 		Ports: map[string]map[string][2]int32{}, root: root}
+	policyFile := filepath.Join(c.WorkDir, "policy.yaml")
+	env.SetPolicy = func(ctx context.Context, policy string) error {
+		if policy == "" {
+			return c.RestartWebhook(ctx)
+		}
+		if err := os.WriteFile(policyFile, []byte(policy), 0o600); err != nil {
+			return err
+		}
+		return c.RestartWebhook(ctx, "--policy="+policyFile)
+	}
 	for ns, cc := range c.Cephs {
 		env.Ports[ns] = map[string][2]int32{}
 		for id, p := range cc.MgrPorts {
@@ -122,6 +136,10 @@ func remoteEnv(ctx context.Context, root, kubeconfig string) (*Env, error) {
 	if len(nss) < 2 || nss[0] == "" {
 		return nil, fmt.Errorf("E2E_CEPH_NAMESPACES must name two namespaces holding Rook's Ceph cluster objects (rook-ceph-mon, rook-ceph-config, rook-ceph-admin-keyring)")
 	}
+	teardown := os.Getenv("E2E_TEARDOWN_NAMESPACE")
+	if teardown == "" {
+		return nil, fmt.Errorf("E2E_TEARDOWN_NAMESPACE must name a third namespace with Rook's Ceph cluster objects, which the suite deletes whole")
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -137,7 +155,8 @@ func remoteEnv(ctx context.Context, root, kubeconfig string) (*Env, error) {
 		return nil, err
 	}
 	e := &Env{Client: cl, Kubectl: kubectl, Kubeconfig: kubeconfig, Namespaces: nss[:2], Ports: map[string]map[string][2]int32{}, root: root,
-		Teardown: os.Getenv("E2E_TEARDOWN_NAMESPACE"), FinalizerTimeout: 2 * time.Minute}
+		Teardown: teardown, FinalizerTimeout: 2 * time.Minute}
+	e.SetPolicy = func(ctx context.Context, policy string) error { return e.setInstalledPolicy(ctx, policy) }
 	// The mons are reachable from inside the cluster: run ceph in the
 	// controller's pod, the admin keyring on stdin, never on a command line.
 	e.Ceph = func(ctx context.Context, ns string, args ...string) ([]byte, error) {
@@ -187,4 +206,43 @@ func (e *Env) manifest(t *testing.T, ns, id string, annotations map[string]strin
 		s += fmt.Sprintf("          ports:\n            - {name: http-metrics, containerPort: %d, protocol: TCP}\n            - {name: dashboard, containerPort: %d, protocol: TCP}\n", p[0], p[1])
 	}
 	return []byte(s)
+}
+
+// setInstalledPolicy changes the policy of the installed webhook: it writes
+// policy.yaml of the ConfigMap the webhook Deployment mounts (keeping the
+// installed content to restore on ""), then restarts the Deployment and waits
+// for the rollout.
+func (e *Env) setInstalledPolicy(ctx context.Context, policy string) error {
+	run := func(stdin []byte, args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, e.Kubectl, append([]string{"--kubeconfig", e.Kubeconfig, "-n", "mgr-webhook-system"}, args...)...)
+		cmd.Stdin = bytes.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return string(out), nil
+	}
+	cm, err := run(nil, "get", "deployment", "mgr-webhook", "-o", `jsonpath={.spec.template.spec.volumes[?(@.name=="policy")].configMap.name}`)
+	if err != nil {
+		return err
+	}
+	if e.installedPolicy == nil {
+		current, err := run(nil, "get", "configmap", cm, "-o", `jsonpath={.data.policy\.yaml}`)
+		if err != nil {
+			return err
+		}
+		e.installedPolicy = &current
+	}
+	if policy == "" {
+		policy = *e.installedPolicy
+	}
+	patch, _ := json.Marshal(map[string]any{"data": map[string]string{"policy.yaml": policy}})
+	if _, err := run(nil, "patch", "configmap", cm, "--type=merge", "-p", string(patch)); err != nil {
+		return err
+	}
+	if _, err := run(nil, "rollout", "restart", "deployment/mgr-webhook"); err != nil {
+		return err
+	}
+	_, err = run(nil, "rollout", "status", "deployment/mgr-webhook", "--timeout=3m")
+	return err
 }

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,25 +61,18 @@ func TestDuplicateMgrIDAndScaleRefused(t *testing.T) {
 // annotated and edited where the edit makes nothing worse, and the controller
 // still writes its status; an image change to another old release is refused.
 func TestTightenedPolicyLeavesMgrsWritable(t *testing.T) {
-	if env.Local == nil {
-		t.Skip("restarts the webhook with another policy: needs the local cluster")
-	}
 	ctx := context.Background()
 	ns, name := env.Namespaces[0], "rook-ceph-mgr-a"
 	explainOnFailure(t, ns, name)
 	apply(t, env.manifest(t, ns, "a", nil))
 	waitReady(t, ns, name)
 
-	policy := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(policy, []byte("apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nimages:\n  minimumCephVersion: 17.0.0\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Local.RestartWebhook(ctx, "--policy="+policy); err != nil {
+	if err := env.SetPolicy(ctx, "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nimages:\n  minimumCephVersion: 17.0.0\n"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := env.Local.RestartWebhook(ctx); err != nil {
-			t.Errorf("restoring the webhook's default policy: %v", err)
+		if err := env.SetPolicy(ctx, ""); err != nil {
+			t.Errorf("restoring the webhook's policy: %v", err)
 		}
 	})
 	if out, err := env.kubectl(t, env.manifest(t, ns, "c", nil), "apply", "--dry-run=server", "-f", "-"); err == nil || !strings.Contains(out, "older than the policy's minimum 17.0.0") {
@@ -118,9 +109,6 @@ func TestTightenedPolicyLeavesMgrsWritable(t *testing.T) {
 // whose cluster Secrets and ConfigMap are deleted first still goes away when
 // deleted, within the controller's finalizer timeout and 30 s.
 func TestNamespaceDeletionNeverWedged(t *testing.T) {
-	if env.Teardown == "" {
-		t.Skip("needs a third Ceph namespace to delete: set E2E_TEARDOWN_NAMESPACE")
-	}
 	ctx := context.Background()
 	ns, name := env.Teardown, "rook-ceph-mgr-a"
 	explainOnFailure(t, ns, name)
