@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // configureDashboard makes the dashboard usable: a self-signed certificate
@@ -35,12 +35,12 @@ func (b *scope) configureDashboard(ctx context.Context, conn ceph.Conn, port int
 		return err
 	}
 	if err := b.retry(ctx, func(ctx context.Context) error {
-		return r.Ceph.DashboardSetUser(ctx, conn, mutate.DashboardUser, "administrator", password)
+		return r.Ceph.DashboardSetUser(ctx, conn, contract.DashboardUser, "administrator", password)
 	}); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonDashboardReady, "ConfigureDashboard",
-		"dashboard on https port %d; user %q, password in Secret %s", port, mutate.DashboardUser, mutate.DashboardPasswordSecretName)
+		"dashboard on https port %d; user %q, password in Secret %s", port, contract.DashboardUser, contract.DashboardPasswordSecretName)
 	return nil
 }
 
@@ -50,17 +50,17 @@ func (b *scope) configureDashboard(ctx context.Context, conn ceph.Conn, port int
 // Secret without a password is someone else's to fix: the controller never
 // overwrites it, and says which key is missing.
 func (r *Reconciler) dashboardPassword(ctx context.Context, d *appsv1.Deployment) ([]byte, error) {
-	key := client.ObjectKey{Namespace: d.Namespace, Name: mutate.DashboardPasswordSecretName}
+	key := client.ObjectKey{Namespace: d.Namespace, Name: contract.DashboardPasswordSecretName}
 	read := func() ([]byte, error) {
 		s := &corev1.Secret{}
 		if err := r.APIReader.Get(ctx, key, s); err != nil {
 			return nil, err
 		}
-		if len(s.Data[mutate.DashboardPasswordKey]) == 0 {
+		if len(s.Data[contract.DashboardPasswordKey]) == 0 {
 			return nil, fmt.Errorf("%w: Secret %s exists without key %q; add the dashboard admin's password under %q, or delete the Secret so that the controller generates one",
-				errDashboardPassword, key.Name, mutate.DashboardPasswordKey, mutate.DashboardPasswordKey)
+				errDashboardPassword, key.Name, contract.DashboardPasswordKey, contract.DashboardPasswordKey)
 		}
-		return s.Data[mutate.DashboardPasswordKey], nil
+		return s.Data[contract.DashboardPasswordKey], nil
 	}
 	password, err := read()
 	if !apierrors.IsNotFound(err) {
@@ -72,9 +72,9 @@ func (r *Reconciler) dashboardPassword(ctx context.Context, d *appsv1.Deployment
 	}
 	password = []byte(base64.RawURLEncoding.EncodeToString(raw))
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: map[string]string{mutate.LabelApp: mutate.AppName, mutate.LabelRookCluster: d.Namespace}},
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: map[string]string{contract.LabelApp: contract.AppName, contract.LabelRookCluster: d.Namespace}},
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{mutate.DashboardPasswordKey: password},
+		Data:       map[string][]byte{contract.DashboardPasswordKey: password},
 	}
 	apiWrites.Inc()
 	err = r.Client.Create(ctx, s)

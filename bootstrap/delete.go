@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -20,7 +21,7 @@ import (
 // FinalizerTimeout so that a lost cluster never holds the deletion hostage
 // (Rook left keys behind, rook#9860: we say so instead).
 func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id string) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 		return ctrl.Result{}, nil
 	}
 	b := &scope{r: r, d: d, id: id}
@@ -54,11 +55,11 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, d *appsv1.Deployment) error {
-	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 		return nil
 	}
 	patch := client.MergeFrom(d.DeepCopy())
-	controllerutil.RemoveFinalizer(d, mutate.FinalizerCephxKey)
+	controllerutil.RemoveFinalizer(d, contract.FinalizerCephxKey)
 	apiWrites.Inc()
 	return client.IgnoreNotFound(r.Client.Patch(ctx, d, patch))
 }
@@ -70,7 +71,7 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, d *appsv1.Deployment) 
 // given back.
 func (r *Reconciler) keyUser(ctx context.Context, d *appsv1.Deployment, id string) (string, error) {
 	list := &appsv1.DeploymentList{}
-	if err := r.APIReader.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabels{mutate.LabelMgrID: id}); err != nil {
+	if err := r.APIReader.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabels{contract.LabelMgrID: id}); err != nil {
 		return "", err
 	}
 	for _, other := range list.Items {
@@ -79,7 +80,7 @@ func (r *Reconciler) keyUser(ctx context.Context, d *appsv1.Deployment, id strin
 		}
 	}
 	s := &corev1.Secret{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: mutate.KeyringSecretName(id)}, s)
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: contract.KeyringSecretName(id)}, s)
 	if apierrors.IsNotFound(err) {
 		return "", nil
 	}
@@ -96,14 +97,14 @@ func (r *Reconciler) keyUser(ctx context.Context, d *appsv1.Deployment, id strin
 // or owned by a Rook CephCluster): its finalizer goes, and its key, keyring
 // and Services stay as they are.
 func (r *Reconciler) release(ctx context.Context, d *appsv1.Deployment) error {
-	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 		return nil
 	}
 	if err := r.removeFinalizer(ctx, d); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonReleased, "Release",
-		"no longer managed (label %s=false or a Rook CephCluster owner): finalizer removed; the cephx key, keyring Secret and Services are left as they are", mutate.LabelManaged)
+		"no longer managed (label %s=false or a Rook CephCluster owner): finalizer removed; the cephx key, keyring Secret and Services are left as they are", contract.LabelManaged)
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // ensureKeyring creates Secret rook-ceph-mgr-<id>-keyring from the cluster's
@@ -18,7 +18,7 @@ import (
 func (b *scope) ensureKeyring(ctx context.Context) error {
 	d, id, r := b.d, b.id, b.r
 	have := &corev1.Secret{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: mutate.KeyringSecretName(id)}, have)
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: contract.KeyringSecretName(id)}, have)
 	if err == nil {
 		if !metav1.IsControlledBy(have, d) {
 			return notOwned(d, "Secret", have)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // wanted is what a Ready status covers: the modules it found on plus those the
@@ -47,12 +47,12 @@ func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, want []string
 	}
 	// Module options first: a module started with its ports set needs no restart.
 	if slices.Contains(want, "prometheus") && !on["prometheus"] {
-		port := containerPort(d, mutate.PortNameMetrics, mutate.PortMetrics)
+		port := containerPort(d, contract.PortNameMetrics, contract.PortMetrics)
 		if err := r.Ceph.ConfigSet(ctx, conn, "mgr."+b.id, "mgr/prometheus/server_port", strconv.Itoa(int(port))); err != nil {
 			return err
 		}
 	}
-	dashboardPort := containerPort(d, mutate.PortNameDash, mutate.PortDashboard)
+	dashboardPort := containerPort(d, contract.PortNameDash, contract.PortDashboard)
 	if slices.Contains(want, "dashboard") && !on["dashboard"] {
 		for _, kv := range [][2]string{{"mgr/dashboard/ssl", "true"}, {"mgr/dashboard/ssl_server_port", strconv.Itoa(int(dashboardPort))}} {
 			if err := r.Ceph.ConfigSet(ctx, conn, "mgr."+b.id, kv[0], kv[1]); err != nil {

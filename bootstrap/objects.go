@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // keyringFile is the keyring the mgr reads, in Rook's format.
@@ -26,21 +26,21 @@ func keyringFile(id, key string, caps []string) string {
 // ownedLabels mark what the controller creates for mgr id; its cache selects
 // on app=rook-ceph-mgr, so these objects are all it watches.
 func ownedLabels(id, namespace string) map[string]string {
-	return map[string]string{mutate.LabelApp: mutate.AppName, mutate.LabelMgrID: id, mutate.LabelRookCluster: namespace}
+	return map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id, contract.LabelRookCluster: namespace}
 }
 
 func keyringSecret(d *appsv1.Deployment, id, key string, caps []string) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: mutate.KeyringSecretName(id), Namespace: d.Namespace, Labels: ownedLabels(id, d.Namespace)},
+		ObjectMeta: metav1.ObjectMeta{Name: contract.KeyringSecretName(id), Namespace: d.Namespace, Labels: ownedLabels(id, d.Namespace)},
 		Type:       corev1.SecretTypeOpaque,
-		StringData: map[string]string{mutate.KeyringKey: keyringFile(id, key, caps)},
+		StringData: map[string]string{contract.KeyringKey: keyringFile(id, key, caps)},
 	}
 }
 
 // containerPort returns the mgr container's port of that name, or def.
 func containerPort(d *appsv1.Deployment, name string, def int32) int32 {
 	for _, c := range d.Spec.Template.Spec.Containers {
-		if c.Name != mutate.MgrContainerName {
+		if c.Name != contract.MgrContainerName {
 			continue
 		}
 		for _, p := range c.Ports {
@@ -56,7 +56,7 @@ func containerPort(d *appsv1.Deployment, name string, def int32) int32 {
 // dashboard Service (configureDashboard), selecting the pods of mgr id and
 // targeting the container ports by name.
 func desiredServices(d *appsv1.Deployment, id string) []*corev1.Service {
-	selector := map[string]string{mutate.LabelApp: mutate.AppName, mutate.LabelMgrID: id, mutate.LabelRookCluster: d.Namespace}
+	selector := map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id, contract.LabelRookCluster: d.Namespace}
 	svc := func(name, portName string, port int32, target string) *corev1.Service {
 		return &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.Namespace, Labels: ownedLabels(id, d.Namespace)},
@@ -69,8 +69,8 @@ func desiredServices(d *appsv1.Deployment, id string) []*corev1.Service {
 		}
 	}
 	return []*corev1.Service{
-		svc(mutate.MetricsServiceName(id), mutate.PortNameMetrics, mutate.PortMetrics, mutate.PortNameMetrics),
-		svc(mutate.DashboardServiceName(id), "https-dashboard", mutate.PortDashboard, mutate.PortNameDash),
+		svc(contract.MetricsServiceName(id), contract.PortNameMetrics, contract.PortMetrics, contract.PortNameMetrics),
+		svc(contract.DashboardServiceName(id), "https-dashboard", contract.PortDashboard, contract.PortNameDash),
 	}
 }
 
@@ -95,7 +95,7 @@ func serviceDrifted(have, want *corev1.Service) bool {
 
 // wantedModules are the Deployment's annotation override, or the defaults.
 func wantedModules(d *appsv1.Deployment, defaults []string) []string {
-	v, ok := d.Annotations[mutate.AnnotationModules]
+	v, ok := d.Annotations[contract.AnnotationModules]
 	if !ok {
 		return defaults
 	}

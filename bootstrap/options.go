@@ -2,9 +2,11 @@ package bootstrap
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // Ceph is what the controller asks of a Ceph cluster (*ceph.Runner).
@@ -44,17 +46,11 @@ type Options struct {
 	WaitForMgr time.Duration
 }
 
-// DefaultCaps are the caps of a mgr key: Rook's keyring template.
-var DefaultCaps = []string{"mon", "allow profile mgr", "mds", "allow *", "osd", "allow *"}
-
-// SeedCaps are the seed's caps (`allow *` everywhere), offered as an option.
-var SeedCaps = []string{"mon", "allow *", "mds", "allow *", "osd", "allow *"}
-
 // DefaultOptions are the seed's choices.
 func DefaultOptions() Options {
 	return Options{
-		Caps:                DefaultCaps,
-		Modules:             []string{"orchestrator_cli", "rook", "prometheus", "dashboard"},
+		Caps:                contract.DefaultCaps,
+		Modules:             slices.Clone(contract.DefaultModules),
 		OrchestratorBackend: "rook",
 		ModuleTimeout:       3 * time.Minute,
 		RetryInterval:       2 * time.Second,

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // Narrow unit tests of the ownership decisions on a fake client; the real
@@ -21,11 +21,11 @@ import (
 
 func mgr(name, id string, uid types.UID) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: name, UID: uid,
-		Labels: map[string]string{mutate.LabelApp: mutate.AppName, mutate.LabelMgrID: id}}}
+		Labels: map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id}}}
 }
 
 func keyring(owner *appsv1.Deployment) *corev1.Secret {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: mutate.KeyringSecretName("a")}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: contract.KeyringSecretName("a")}}
 	if owner != nil {
 		s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID, Controller: ptrTo(true)}}
 	}
@@ -68,7 +68,7 @@ func TestKeyUser(t *testing.T) {
 func TestDashboardPassword(t *testing.T) {
 	d := mgr("rook-ceph-mgr-a", "a", "uid-a")
 	secret := func(data map[string][]byte) *corev1.Secret {
-		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: mutate.DashboardPasswordSecretName}, Data: data}
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: contract.DashboardPasswordSecretName}, Data: data}
 	}
 	t.Run("created when missing", func(t *testing.T) {
 		cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
@@ -91,7 +91,7 @@ func TestDashboardPassword(t *testing.T) {
 	t.Run("no password key: one clear error, Secret untouched", func(t *testing.T) {
 		cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(secret(map[string][]byte{"other": []byte("x")})).Build()
 		_, err := (&Reconciler{Client: cl, APIReader: cl}).dashboardPassword(context.Background(), d)
-		if err == nil || !strings.Contains(err.Error(), mutate.DashboardPasswordSecretName) || !strings.Contains(err.Error(), `without key "password"`) {
+		if err == nil || !strings.Contains(err.Error(), contract.DashboardPasswordSecretName) || !strings.Contains(err.Error(), `without key "password"`) {
 			t.Fatalf("error %v; want one naming the Secret and the missing key", err)
 		}
 		s := &corev1.Secret{}

@@ -19,6 +19,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -65,9 +66,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if d.DeletionTimestamp != nil {
 		return r.finalize(ctx, d, id)
 	}
-	if !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) {
+	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 		patch := client.MergeFrom(d.DeepCopy())
-		controllerutil.AddFinalizer(d, mutate.FinalizerCephxKey)
+		controllerutil.AddFinalizer(d, contract.FinalizerCephxKey)
 		if err := r.Client.Patch(ctx, d, patch); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -98,7 +99,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *S
 	}
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(d.Namespace),
-		client.MatchingLabels{mutate.LabelApp: mutate.AppName, mutate.LabelMgrID: id}); err != nil {
+		client.MatchingLabels{contract.LabelApp: contract.AppName, contract.LabelMgrID: id}); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !podReady(pods.Items) {

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // scope is everything one reconcile of one mgr knows: the controller, the
@@ -35,28 +35,28 @@ func (b *scope) conn(ctx context.Context) (ceph.Conn, error) {
 	ns := b.d.Namespace
 	cfg, keyring := &corev1.Secret{}, &corev1.Secret{}
 	var missing []string
-	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: mutate.ConfigSecretName}, cfg); err != nil {
+	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.ConfigSecretName}, cfg); err != nil {
 		if !apierrors.IsNotFound(err) {
 			b.cerr = err
 			return ceph.Conn{}, err
 		}
-		missing = append(missing, "Secret "+mutate.ConfigSecretName)
+		missing = append(missing, "Secret "+contract.ConfigSecretName)
 	}
-	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: mutate.AdminKeyringSecretName}, keyring); err != nil {
+	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.AdminKeyringSecretName}, keyring); err != nil {
 		if !apierrors.IsNotFound(err) {
 			b.cerr = err
 			return ceph.Conn{}, err
 		}
-		missing = append(missing, "Secret "+mutate.AdminKeyringSecretName)
+		missing = append(missing, "Secret "+contract.AdminKeyringSecretName)
 	}
-	if len(missing) == 0 && (len(cfg.Data[mutate.ConfigSecretMonHostKey]) == 0 || len(keyring.Data[mutate.KeyringKey]) == 0) {
-		missing = append(missing, fmt.Sprintf("keys %s/%s and %s/%s", mutate.ConfigSecretName, mutate.ConfigSecretMonHostKey, mutate.AdminKeyringSecretName, mutate.KeyringKey))
+	if len(missing) == 0 && (len(cfg.Data[contract.ConfigSecretMonHostKey]) == 0 || len(keyring.Data[contract.KeyringKey]) == 0) {
+		missing = append(missing, fmt.Sprintf("keys %s/%s and %s/%s", contract.ConfigSecretName, contract.ConfigSecretMonHostKey, contract.AdminKeyringSecretName, contract.KeyringKey))
 	}
 	if len(missing) > 0 {
 		b.cerr = fmt.Errorf("%w: namespace %s lacks %v", errClusterMissing, ns, missing)
 		return ceph.Conn{}, b.cerr
 	}
-	b.c = &ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[mutate.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[mutate.KeyringKey]}
+	b.c = &ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[contract.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[contract.KeyringKey]}
 	return *b.c, nil
 }
 

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // ensureServices creates the metrics and dashboard Services, and repairs them
@@ -49,7 +49,7 @@ func (r *Reconciler) ensureServices(ctx context.Context, d *appsv1.Deployment, i
 	}
 	if created > 0 {
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonServicesReady, "Create", "Services %s (metrics :%d) and %s (dashboard :%d) created",
-			mutate.MetricsServiceName(id), mutate.PortMetrics, mutate.DashboardServiceName(id), mutate.PortDashboard)
+			contract.MetricsServiceName(id), contract.PortMetrics, contract.DashboardServiceName(id), contract.PortDashboard)
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -39,7 +40,7 @@ func init() { metrics.Registry.MustRegister(reconciles, apiWrites) }
 // CacheOptions restrict the manager's cache to what the controller needs:
 // objects labelled app=rook-ceph-mgr. It never caches other Secrets.
 func CacheOptions() cache.Options {
-	mgrObjects := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{mutate.LabelApp: mutate.AppName})}
+	mgrObjects := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{contract.LabelApp: contract.AppName})}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&appsv1.Deployment{}: mgrObjects,
 		&corev1.Pod{}:        mgrObjects,
@@ -121,12 +122,12 @@ func specOrIntentChanged(e event.UpdateEvent) bool {
 
 // deploymentsOfPod maps a mgr pod to the Deployments of its mgr id.
 func (r *Reconciler) deploymentsOfPod(ctx context.Context, o client.Object) []reconcile.Request {
-	id := o.GetLabels()[mutate.LabelMgrID]
+	id := o.GetLabels()[contract.LabelMgrID]
 	if id == "" {
 		return nil
 	}
 	list := &appsv1.DeploymentList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingLabels{mutate.LabelMgrID: id}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingLabels{contract.LabelMgrID: id}); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))

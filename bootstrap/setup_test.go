@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // TestPredicateIgnoresOwnWrites: the controller's status write (which bumps
@@ -21,10 +21,10 @@ func TestPredicateIgnoresOwnWrites(t *testing.T) {
 	}{
 		"status write": {func(d *appsv1.Deployment) {
 			d.Generation++
-			d.Annotations[mutate.AnnotationBootstrapStatus] = `{"phase":"Ready"}`
+			d.Annotations[contract.AnnotationBootstrapStatus] = `{"phase":"Ready"}`
 		}, false},
-		"revision":         {func(d *appsv1.Deployment) { d.Generation++; d.Annotations[mutate.AnnotationDeploymentRevision] = "2" }, false},
-		"modules override": {func(d *appsv1.Deployment) { d.Generation++; d.Annotations[mutate.AnnotationModules] = "prometheus" }, true},
+		"revision":         {func(d *appsv1.Deployment) { d.Generation++; d.Annotations[contract.AnnotationDeploymentRevision] = "2" }, false},
+		"modules override": {func(d *appsv1.Deployment) { d.Generation++; d.Annotations[contract.AnnotationModules] = "prometheus" }, true},
 		"spec":             {func(d *appsv1.Deployment) { d.Generation++; d.Spec.Replicas = ptrTo[int32](0) }, true},
 		"label":            {func(d *appsv1.Deployment) { d.Labels["team"] = "x" }, true},
 		"finalizer":        {func(d *appsv1.Deployment) { d.Finalizers = nil }, true},
@@ -36,7 +36,7 @@ func TestPredicateIgnoresOwnWrites(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			old := mgr("rook-ceph-mgr-a", "a", "uid-a")
 			old.Annotations = map[string]string{"note": "x"}
-			old.Finalizers = []string{mutate.FinalizerCephxKey}
+			old.Finalizers = []string{contract.FinalizerCephxKey}
 			n := old.DeepCopy()
 			tc.edit(n)
 			if got := specOrIntentChanged(event.UpdateEvent{ObjectOld: old, ObjectNew: n}); got != tc.want {

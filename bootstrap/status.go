@@ -14,7 +14,7 @@ import (
 	"encoding/json"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // Phase is where a mgr's bootstrap stands.
@@ -50,12 +50,12 @@ type Status struct {
 // Every reader (the controller, demo, tests, benchmarks) decodes it here.
 func StatusOf(d *appsv1.Deployment) (Status, error) {
 	var s Status
-	v := d.Annotations[mutate.AnnotationBootstrapStatus]
+	v := d.Annotations[contract.AnnotationBootstrapStatus]
 	if v == "" {
 		return s, nil
 	}
 	if err := json.Unmarshal([]byte(v), &s); err != nil {
-		return Status{}, fmt.Errorf("annotation %s of Deployment %s/%s: %w", mutate.AnnotationBootstrapStatus, d.Namespace, d.Name, err)
+		return Status{}, fmt.Errorf("annotation %s of Deployment %s/%s: %w", contract.AnnotationBootstrapStatus, d.Namespace, d.Name, err)
 	}
 	return s, nil
 }
@@ -111,7 +111,7 @@ func (r *Reconciler) record(ctx context.Context, d *appsv1.Deployment, st Status
 // computed from, so g+1 is exactly the generation written, and recording it as
 // observed keeps the next reconcile at rest instead of chasing its own writes.
 func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st Status) error {
-	if d.Annotations[mutate.AnnotationBootstrapStatus] == st.encode() {
+	if d.Annotations[contract.AnnotationBootstrapStatus] == st.encode() {
 		return nil
 	}
 	observed := d.Generation
@@ -128,7 +128,7 @@ func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st St
 		if cur.Annotations == nil {
 			cur.Annotations = map[string]string{}
 		}
-		cur.Annotations[mutate.AnnotationBootstrapStatus] = write.encode()
+		cur.Annotations[contract.AnnotationBootstrapStatus] = write.encode()
 		apiWrites.Inc()
 		err := r.Client.Patch(ctx, cur, patch)
 		if err == nil {

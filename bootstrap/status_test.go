@@ -15,14 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 func TestStatusOf(t *testing.T) {
 	with := func(v string) *appsv1.Deployment {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr-a"}}
 		if v != "" {
-			d.Annotations = map[string]string{mutate.AnnotationBootstrapStatus: v}
+			d.Annotations = map[string]string{contract.AnnotationBootstrapStatus: v}
 		}
 		return d
 	}
@@ -35,7 +35,7 @@ func TestStatusOf(t *testing.T) {
 		t.Errorf("no annotation: %+v, %v", got, err)
 	}
 	_, err = StatusOf(with("{not json"))
-	if err == nil || !strings.Contains(err.Error(), mutate.AnnotationBootstrapStatus) || !strings.Contains(err.Error(), "rook-ceph/rook-ceph-mgr-a") {
+	if err == nil || !strings.Contains(err.Error(), contract.AnnotationBootstrapStatus) || !strings.Contains(err.Error(), "rook-ceph/rook-ceph-mgr-a") {
 		t.Errorf("garbled: %v; want an error naming the annotation and the Deployment", err)
 	}
 	if s := readStatus(with("{not json")); s.Phase != "" {

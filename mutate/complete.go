@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // ClusterInfo holds what Complete needs to know about the Ceph cluster of the
@@ -48,10 +50,10 @@ type Result struct {
 }
 
 // MgrID returns the mgr id from the Deployment's labels.
-func MgrID(d *appsv1.Deployment) string { return d.Labels[LabelMgrID] }
+func MgrID(d *appsv1.Deployment) string { return d.Labels[contract.LabelMgrID] }
 
 // IsMgr reports whether a Deployment is a mgr Deployment this project handles.
-func IsMgr(d *appsv1.Deployment) bool { return d.Labels[LabelApp] == AppName }
+func IsMgr(d *appsv1.Deployment) bool { return d.Labels[contract.LabelApp] == contract.AppName }
 
 // Complete turns a (minimal) mgr Deployment into the full spec of a Rook mgr.
 // Values already present are kept: lists merge by name (containers, env,
@@ -111,7 +113,7 @@ func (c *completer) complete() field.ErrorList {
 	}
 	if d.Spec.Selector == nil || (len(d.Spec.Selector.MatchLabels) == 0 && len(d.Spec.Selector.MatchExpressions) == 0) {
 		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{
-			LabelApp: AppName, LabelMgrID: c.id, LabelRookCluster: c.info.Namespace,
+			contract.LabelApp: contract.AppName, contract.LabelMgrID: c.id, contract.LabelRookCluster: c.info.Namespace,
 		}}
 		c.mark(SectionSelector, true)
 	}
@@ -147,11 +149,11 @@ func (c *completer) complete() field.ErrorList {
 // labels are the labels of every mgr Deployment and Pod (Rook's).
 func (c *completer) labels() map[string]string {
 	return map[string]string{
-		LabelApp:          AppName,
-		LabelMgrID:        c.id,
-		LabelCephDaemonID: c.id,
-		LabelInstance:     c.id,
-		LabelRookCluster:  c.info.Namespace,
+		contract.LabelApp:          contract.AppName,
+		contract.LabelMgrID:        c.id,
+		contract.LabelCephDaemonID: c.id,
+		contract.LabelInstance:     c.id,
+		contract.LabelRookCluster:  c.info.Namespace,
 	}
 }
 
@@ -160,7 +162,7 @@ func (c *completer) labels() map[string]string {
 func (c *completer) mgrContainer() (*corev1.Container, field.ErrorList) {
 	spec := &c.d.Spec.Template.Spec
 	for i := range spec.Containers {
-		if spec.Containers[i].Name == MgrContainerName {
+		if spec.Containers[i].Name == contract.MgrContainerName {
 			return &spec.Containers[i], nil
 		}
 	}
@@ -168,7 +170,7 @@ func (c *completer) mgrContainer() (*corev1.Container, field.ErrorList) {
 	if len(spec.Containers) > 0 {
 		return nil, field.ErrorList{field.Required(fp, `no container is named "mgr": name the ceph-mgr container "mgr"`)}
 	}
-	spec.Containers = append(spec.Containers, corev1.Container{Name: MgrContainerName})
+	spec.Containers = append(spec.Containers, corev1.Container{Name: contract.MgrContainerName})
 	c.mark(SectionContainers, true)
 	return &spec.Containers[len(spec.Containers)-1], nil
 }
@@ -188,9 +190,9 @@ func (c *completer) completeMgr(m *corev1.Container) {
 	changed = mergeEnv(&m.Env, c.env(m.Image, false)) || changed
 	changed = syncEnvValue(m.Env, "CONTAINER_IMAGE", m.Image) || changed
 	changed = mergePorts(&m.Ports, []corev1.ContainerPort{
-		{Name: PortNameMgr, ContainerPort: PortMgr, Protocol: corev1.ProtocolTCP},
-		{Name: PortNameMetrics, ContainerPort: PortMetrics, Protocol: corev1.ProtocolTCP},
-		{Name: PortNameDash, ContainerPort: PortDashboard, Protocol: corev1.ProtocolTCP},
+		{Name: contract.PortNameMgr, ContainerPort: contract.PortMgr, Protocol: corev1.ProtocolTCP},
+		{Name: contract.PortNameMetrics, ContainerPort: contract.PortMetrics, Protocol: corev1.ProtocolTCP},
+		{Name: contract.PortNameDash, ContainerPort: contract.PortDashboard, Protocol: corev1.ProtocolTCP},
 	}) || changed
 	changed = mergeMounts(&m.VolumeMounts, c.mounts(false)) || changed
 	if m.LivenessProbe == nil && *c.p.LivenessProbe.Enabled {
@@ -276,7 +278,7 @@ func (c *completer) env(image string, podIP bool) []corev1.EnvVar {
 	}
 	secret := func(name, key string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigSecretName}, Key: key}}}
+			LocalObjectReference: corev1.LocalObjectReference{Name: contract.ConfigSecretName}, Key: key}}}
 	}
 	env := []corev1.EnvVar{
 		{Name: "CONTAINER_IMAGE", Value: image},
@@ -287,8 +289,8 @@ func (c *completer) env(image string, podIP bool) []corev1.EnvVar {
 		res("POD_MEMORY_REQUEST", "requests.memory", resource.Quantity{}),
 		res("POD_CPU_LIMIT", "limits.cpu", resource.MustParse("1")),
 		res("POD_CPU_REQUEST", "requests.cpu", resource.Quantity{}),
-		secret("ROOK_CEPH_MON_HOST", ConfigSecretMonHostKey),
-		secret("ROOK_CEPH_MON_INITIAL_MEMBERS", ConfigSecretMembersKey),
+		secret("ROOK_CEPH_MON_HOST", contract.ConfigSecretMonHostKey),
+		secret("ROOK_CEPH_MON_INITIAL_MEMBERS", contract.ConfigSecretMembersKey),
 	}
 	if podIP {
 		env = append(env, fieldRef("ROOK_POD_IP", "status.podIP"))
@@ -304,7 +306,7 @@ func (c *completer) env(image string, podIP bool) []corev1.EnvVar {
 func (c *completer) mounts(admin bool) []corev1.VolumeMount {
 	m := []corev1.VolumeMount{
 		{Name: ConfigVolumeName, MountPath: ConfigMountPath, ReadOnly: true},
-		{Name: KeyringSecretName(c.id), MountPath: KeyringMountPath, ReadOnly: true},
+		{Name: contract.KeyringSecretName(c.id), MountPath: KeyringMountPath, ReadOnly: true},
 		{Name: LogVolumeName, MountPath: LogMountPath},
 		{Name: DataVolumeName, MountPath: DataMountPath(c.id)},
 	}
@@ -317,16 +319,16 @@ func (c *completer) mounts(admin bool) []corev1.VolumeMount {
 func (c *completer) volumes() []corev1.Volume {
 	v := []corev1.Volume{
 		{Name: ConfigVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName},
-			Items:                []corev1.KeyToPath{{Key: ConfigMapConfKey, Path: ConfigMapConfKey, Mode: ptrTo[int32](0o400)}},
+			LocalObjectReference: corev1.LocalObjectReference{Name: contract.ConfigMapName},
+			Items:                []corev1.KeyToPath{{Key: contract.ConfigMapConfKey, Path: contract.ConfigMapConfKey, Mode: ptrTo[int32](0o400)}},
 		}}},
-		{Name: KeyringSecretName(c.id), VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: KeyringSecretName(c.id)}}},
+		{Name: contract.KeyringSecretName(c.id), VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: contract.KeyringSecretName(c.id)}}},
 		{Name: LogVolumeName, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: LogHostPath(c.p.DataDirHostPath, c.info.Namespace), Type: ptrTo(corev1.HostPathUnset)}}},
 		{Name: DataVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	if *c.p.ServerAddrInitContainers.Enabled {
-		v = append(v, corev1.Volume{Name: AdminKeyringVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: AdminKeyringSecretName}}})
+		v = append(v, corev1.Volume{Name: AdminKeyringVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: contract.AdminKeyringSecretName}}})
 	}
 	return v
 }

@@ -3,11 +3,14 @@ package mutate
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // PolicyAPIVersion and PolicyKind identify a policy file.
@@ -127,7 +130,7 @@ func (p *Policy) setDefaults() {
 		p.LivenessProbe.Enabled = ptrTo(true)
 	}
 	if p.Modules == nil {
-		p.Modules = []string{"orchestrator_cli", "rook", "prometheus", "dashboard"}
+		p.Modules = slices.Clone(contract.DefaultModules)
 	}
 }
 
@@ -171,7 +174,7 @@ func (p *Policy) validate() field.ErrorList {
 		if c.Image == "" {
 			errs = append(errs, field.Required(fp.Child("image"), "a sidecar needs an image"))
 		}
-		if name == MgrContainerName {
+		if name == contract.MgrContainerName {
 			errs = append(errs, field.Invalid(fp, name, "the name of the mgr container cannot be a sidecar"))
 		}
 	}

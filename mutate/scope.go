@@ -6,6 +6,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // LeftAlone reports whether an object is someone else's to manage: opted out
@@ -13,11 +15,11 @@ import (
 // completes and runs those mgrs itself). The webhook configurations decide
 // the same at the API server; this is the handlers' and controller's copy.
 func LeftAlone(o metav1.Object) bool {
-	if o.GetLabels()[LabelManaged] == "false" {
+	if o.GetLabels()[contract.LabelManaged] == "false" {
 		return true
 	}
 	for _, r := range o.GetOwnerReferences() {
-		if r.Kind == CephClusterKind && strings.HasPrefix(r.APIVersion, RookAPIGroup+"/") {
+		if r.Kind == contract.CephClusterKind && strings.HasPrefix(r.APIVersion, contract.RookAPIGroup+"/") {
 			return true
 		}
 	}
@@ -29,7 +31,7 @@ func Managed(d *appsv1.Deployment) bool { return IsMgr(d) && !LeftAlone(d) }
 
 // systemAnnotations are written by controllers, not users: a change to them
 // alone carries no new intent (our status, the deployment controller's revision).
-var systemAnnotations = map[string]bool{AnnotationBootstrapStatus: true, AnnotationDeploymentRevision: true}
+var systemAnnotations = map[string]bool{contract.AnnotationBootstrapStatus: true, contract.AnnotationDeploymentRevision: true}
 
 // IntentUnchanged reports whether an update leaves the spec and every label
 // and user annotation as they were: status, finalizer, owner-reference and

@@ -5,6 +5,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 func TestLeftAlone(t *testing.T) {
@@ -12,9 +14,9 @@ func TestLeftAlone(t *testing.T) {
 		meta metav1.ObjectMeta
 		want bool
 	}{
-		"ours":                  {metav1.ObjectMeta{Labels: map[string]string{"app": AppName}}, false},
-		"opted out":             {metav1.ObjectMeta{Labels: map[string]string{LabelManaged: "false"}}, true},
-		"managed true":          {metav1.ObjectMeta{Labels: map[string]string{LabelManaged: "true"}}, false},
+		"ours":                  {metav1.ObjectMeta{Labels: map[string]string{"app": contract.AppName}}, false},
+		"opted out":             {metav1.ObjectMeta{Labels: map[string]string{contract.LabelManaged: "false"}}, true},
+		"managed true":          {metav1.ObjectMeta{Labels: map[string]string{contract.LabelManaged: "true"}}, false},
 		"owned by CephCluster":  {metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "x"}}}, true},
 		"other CephCluster":     {metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "CephCluster", Name: "x"}}}, false},
 		"owned by a ReplicaSet": {metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "x"}}}, false},
@@ -29,7 +31,7 @@ func TestLeftAlone(t *testing.T) {
 
 func TestIntentUnchanged(t *testing.T) {
 	base := func() *appsv1.Deployment {
-		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": AppName}, Annotations: map[string]string{"note": "x"}},
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": contract.AppName}, Annotations: map[string]string{"note": "x"}},
 			Spec: appsv1.DeploymentSpec{Replicas: ptrTo[int32](1)}}
 	}
 	for name, tc := range map[string]struct {
@@ -37,9 +39,9 @@ func TestIntentUnchanged(t *testing.T) {
 		want bool
 	}{
 		"nothing":             {func(*appsv1.Deployment) {}, true},
-		"status annotation":   {func(d *appsv1.Deployment) { d.Annotations[AnnotationBootstrapStatus] = "{}" }, true},
-		"revision annotation": {func(d *appsv1.Deployment) { d.Annotations[AnnotationDeploymentRevision] = "3" }, true},
-		"finalizer":           {func(d *appsv1.Deployment) { d.Finalizers = []string{FinalizerCephxKey} }, true},
+		"status annotation":   {func(d *appsv1.Deployment) { d.Annotations[contract.AnnotationBootstrapStatus] = "{}" }, true},
+		"revision annotation": {func(d *appsv1.Deployment) { d.Annotations[contract.AnnotationDeploymentRevision] = "3" }, true},
+		"finalizer":           {func(d *appsv1.Deployment) { d.Finalizers = []string{contract.FinalizerCephxKey} }, true},
 		"user annotation":     {func(d *appsv1.Deployment) { d.Annotations["note"] = "y" }, false},
 		"annotation removed":  {func(d *appsv1.Deployment) { d.Annotations = nil }, false},
 		"label":               {func(d *appsv1.Deployment) { d.Labels["team"] = "a" }, false},
@@ -58,9 +60,9 @@ func TestIntentUnchanged(t *testing.T) {
 func TestValidateStaysMgr(t *testing.T) {
 	now := metav1.Now()
 	mgr := func(finalizer bool) *appsv1.Deployment {
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": AppName, "mgr": "a"}}}
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": contract.AppName, "mgr": "a"}}}
 		if finalizer {
-			d.Finalizers = []string{FinalizerCephxKey}
+			d.Finalizers = []string{contract.FinalizerCephxKey}
 		}
 		return d
 	}

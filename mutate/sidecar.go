@@ -9,12 +9,14 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // requestedSidecars parses the inject annotation: names, comma-separated.
 func requestedSidecars(annotations map[string]string) []string {
 	var names []string
-	for _, n := range strings.Split(annotations[AnnotationInjectSidecars], ",") {
+	for _, n := range strings.Split(annotations[contract.AnnotationInjectSidecars], ",") {
 		if n = strings.TrimSpace(n); n != "" && !slices.Contains(names, n) {
 			names = append(names, n)
 		}
@@ -61,7 +63,7 @@ func sidecarHash(c corev1.Container) string {
 // replaced; a container the user wrote under a sidecar's name is left alone.
 func (c *completer) injectSidecars() {
 	anns := c.d.Annotations
-	prev := parseSidecarStatus(anns[AnnotationSidecarStatus])
+	prev := parseSidecarStatus(anns[contract.AnnotationSidecarStatus])
 	requested := requestedSidecars(anns)
 	if len(prev) == 0 && len(requested) == 0 {
 		return
@@ -109,14 +111,14 @@ func (c *completer) injectSidecars() {
 		c.mark(SectionContainers, true)
 		c.warn("sidecar %q injected from the policy", name)
 	}
-	if s := next.String(); s != anns[AnnotationSidecarStatus] {
+	if s := next.String(); s != anns[contract.AnnotationSidecarStatus] {
 		if s == "" {
-			delete(c.d.Annotations, AnnotationSidecarStatus)
+			delete(c.d.Annotations, contract.AnnotationSidecarStatus)
 		} else {
 			if c.d.Annotations == nil {
 				c.d.Annotations = map[string]string{}
 			}
-			c.d.Annotations[AnnotationSidecarStatus] = s
+			c.d.Annotations[contract.AnnotationSidecarStatus] = s
 		}
 		c.mark(SectionAnnotations, true)
 	}

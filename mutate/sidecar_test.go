@@ -5,6 +5,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 func sidecarPolicy(image string) *Policy {
@@ -43,18 +45,18 @@ func TestSidecarReinjection(t *testing.T) {
 	if len(cs) != 2 || cs[containerIndex(cs, "log-collector")].Image != "quay.io/ceph/ceph:v18.2.5" {
 		t.Errorf("after a policy change want mgr + new log-collector, got %v", containerNames(second.Deployment))
 	}
-	if second.Deployment.Annotations[AnnotationSidecarStatus] == first.Annotations[AnnotationSidecarStatus] {
+	if second.Deployment.Annotations[contract.AnnotationSidecarStatus] == first.Annotations[contract.AnnotationSidecarStatus] {
 		t.Error("status annotation did not record the new spec")
 	}
 
 	// The user stops asking: exactly the injected container goes.
 	unasked := second.Deployment.DeepCopy()
-	delete(unasked.Annotations, AnnotationInjectSidecars)
+	delete(unasked.Annotations, contract.AnnotationInjectSidecars)
 	third := mustComplete(t, unasked, sidecarPolicy("quay.io/ceph/ceph:v18.2.5")).Deployment
-	if names := containerNames(third); len(names) != 1 || names[0] != MgrContainerName {
+	if names := containerNames(third); len(names) != 1 || names[0] != contract.MgrContainerName {
 		t.Errorf("after removing the request want only mgr, got %v", names)
 	}
-	if _, ok := third.Annotations[AnnotationSidecarStatus]; ok {
+	if _, ok := third.Annotations[contract.AnnotationSidecarStatus]; ok {
 		t.Error("status annotation left behind")
 	}
 }
@@ -67,7 +69,7 @@ func TestSidecarNeverReplacesUserContainer(t *testing.T) {
 	if len(cs) != 2 || cs[1].Image != "mine:1" {
 		t.Errorf("the user's own log-collector was touched: %v", cs)
 	}
-	if _, ok := res.Deployment.Annotations[AnnotationSidecarStatus]; ok {
+	if _, ok := res.Deployment.Annotations[contract.AnnotationSidecarStatus]; ok {
 		t.Error("a container we did not inject was recorded as injected")
 	}
 	if len(res.Warnings) == 0 {

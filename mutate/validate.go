@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 var (
@@ -20,8 +22,8 @@ var (
 
 // validateIdentity checks the mgr id that everything else is named after.
 func validateIdentity(d *appsv1.Deployment) field.ErrorList {
-	fp := labelsPath.Key(LabelMgrID)
-	id, ok := d.Labels[LabelMgrID]
+	fp := labelsPath.Key(contract.LabelMgrID)
+	id, ok := d.Labels[contract.LabelMgrID]
 	if !ok || id == "" {
 		return field.ErrorList{field.Required(fp, `set label "mgr" to the mgr id, a short DNS label such as "a"`)}
 	}
@@ -43,25 +45,25 @@ func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList
 	// The name is the mgr id's: two Deployments of one mgr would share its
 	// cephx key, keyring Secret and Services, and deleting either would take
 	// the key from the other. A fixed name makes the API server refuse the second.
-	if want := DeploymentName(id); d.Name != want {
+	if want := contract.DeploymentName(id); d.Name != want {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), d.Name,
 			fmt.Sprintf("a Deployment of mgr %q must be named %q (Rook's name), so that no two Deployments run one mgr id; rename it, or give it another mgr id", id, want)))
 	}
 
-	for _, l := range []string{LabelMgrID, LabelCephDaemonID, LabelInstance} {
+	for _, l := range []string{contract.LabelMgrID, contract.LabelCephDaemonID, contract.LabelInstance} {
 		if v, ok := d.Spec.Template.Labels[l]; ok && v != id {
 			errs = append(errs, field.Invalid(podLabelPath.Key(l), v, fmt.Sprintf("must equal the mgr id %q from metadata.labels[mgr]", id)))
 		}
 	}
-	if v := d.Spec.Template.Labels[LabelRookCluster]; v != "" && v != info.Namespace {
-		errs = append(errs, field.Invalid(podLabelPath.Key(LabelRookCluster), v, fmt.Sprintf("must equal the cluster's namespace %q", info.Namespace)))
+	if v := d.Spec.Template.Labels[contract.LabelRookCluster]; v != "" && v != info.Namespace {
+		errs = append(errs, field.Invalid(podLabelPath.Key(contract.LabelRookCluster), v, fmt.Sprintf("must equal the cluster's namespace %q", info.Namespace)))
 	}
-	if d.Spec.Selector == nil || d.Spec.Selector.MatchLabels[LabelMgrID] != id {
+	if d.Spec.Selector == nil || d.Spec.Selector.MatchLabels[contract.LabelMgrID] != id {
 		var got string
 		if d.Spec.Selector != nil {
-			got = d.Spec.Selector.MatchLabels[LabelMgrID]
+			got = d.Spec.Selector.MatchLabels[contract.LabelMgrID]
 		}
-		errs = append(errs, field.Invalid(field.NewPath("spec", "selector", "matchLabels").Key(LabelMgrID), got,
+		errs = append(errs, field.Invalid(field.NewPath("spec", "selector", "matchLabels").Key(contract.LabelMgrID), got,
 			fmt.Sprintf("the selector must match mgr=%q so that no two mgr Deployments select each other's pods", id)))
 	}
 	if r := d.Spec.Replicas; r != nil && *r > 1 {
@@ -73,7 +75,7 @@ func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList
 	}
 	errs = append(errs, validateVolumes(spec, id, info, p)...)
 
-	mgrIdx := containerIndex(spec.Containers, MgrContainerName)
+	mgrIdx := containerIndex(spec.Containers, contract.MgrContainerName)
 	if mgrIdx < 0 {
 		errs = append(errs, field.Required(podSpecPath.Child("containers"), `a container named "mgr" running ceph-mgr is required`))
 	} else {
@@ -81,7 +83,7 @@ func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList
 		mgr := &spec.Containers[mgrIdx]
 		errs = append(errs, validateImage(fp.Child("image"), mgr.Image, p)...)
 		errs = append(errs, validateFlag(fp.Child("args"), mgr.Args, "--id", id, "the mgr id from metadata.labels[mgr]")...)
-		errs = append(errs, validateFlag(fp.Child("args"), mgr.Args, "--fsid", info.FSID, fmt.Sprintf("the fsid of the Ceph cluster in namespace %q (ConfigMap %s)", info.Namespace, ConfigMapName))...)
+		errs = append(errs, validateFlag(fp.Child("args"), mgr.Args, "--fsid", info.FSID, fmt.Sprintf("the fsid of the Ceph cluster in namespace %q (ConfigMap %s)", info.Namespace, contract.ConfigMapName))...)
 	}
 	for i := range spec.InitContainers {
 		ic := &spec.InitContainers[i]
@@ -107,7 +109,7 @@ func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList
 	}
 	for _, name := range requestedSidecars(d.Annotations) {
 		if _, ok := p.Sidecars[name]; !ok {
-			errs = append(errs, field.NotSupported(field.NewPath("metadata", "annotations").Key(AnnotationInjectSidecars), name, sidecarNames(p)))
+			errs = append(errs, field.NotSupported(field.NewPath("metadata", "annotations").Key(contract.AnnotationInjectSidecars), name, sidecarNames(p)))
 		}
 	}
 	return errs
@@ -125,12 +127,12 @@ func ValidateUpdate(old, d *appsv1.Deployment, info ClusterInfo, p *Policy) fiel
 		errs = ratchet(errs, Validate(old, info, p))
 	}
 	if oldID, newID := MgrID(old), MgrID(d); oldID != "" && oldID != newID {
-		errs = append(errs, field.Forbidden(labelsPath.Key(LabelMgrID),
+		errs = append(errs, field.Forbidden(labelsPath.Key(contract.LabelMgrID),
 			fmt.Sprintf("the mgr id is immutable (was %q); create a new Deployment for mgr %q instead", oldID, newID)))
 	}
 	oldFSID, newFSID := mgrFlag(old, "--fsid"), mgrFlag(d, "--fsid")
 	if oldFSID != "" && oldFSID != newFSID {
-		errs = append(errs, field.Forbidden(podSpecPath.Child("containers").Key(MgrContainerName).Child("args"),
+		errs = append(errs, field.Forbidden(podSpecPath.Child("containers").Key(contract.MgrContainerName).Child("args"),
 			fmt.Sprintf("--fsid is immutable (was %q): a mgr cannot move to another Ceph cluster", oldFSID)))
 	}
 	return errs
@@ -160,18 +162,18 @@ func errorKey(e *field.Error) string {
 // still on it: the controller watches only mgr Deployments, so it would never
 // see the deletion and the finalizer would hold the Deployment forever.
 func ValidateStaysMgr(old, d *appsv1.Deployment) field.ErrorList {
-	if !IsMgr(old) || IsMgr(d) || d.DeletionTimestamp != nil || !slices.Contains(d.Finalizers, FinalizerCephxKey) {
+	if !IsMgr(old) || IsMgr(d) || d.DeletionTimestamp != nil || !slices.Contains(d.Finalizers, contract.FinalizerCephxKey) {
 		return nil
 	}
-	return field.ErrorList{field.Forbidden(labelsPath.Key(LabelApp), fmt.Sprintf(
+	return field.ErrorList{field.Forbidden(labelsPath.Key(contract.LabelApp), fmt.Sprintf(
 		"label app=%s cannot be removed or changed while finalizer %s is on the Deployment: the bootstrap controller would lose sight of it and the finalizer would never be removed; delete the Deployment instead (its cephx key is removed), or first label it %s=false so that the controller lets go",
-		AppName, FinalizerCephxKey, LabelManaged))}
+		contract.AppName, contract.FinalizerCephxKey, contract.LabelManaged))}
 }
 
 // mgrFlag returns the value of --flag in the mgr container's args.
 func mgrFlag(d *appsv1.Deployment, flag string) string {
 	cs := d.Spec.Template.Spec.Containers
-	if i := containerIndex(cs, MgrContainerName); i >= 0 {
+	if i := containerIndex(cs, contract.MgrContainerName); i >= 0 {
 		for _, a := range cs[i].Args {
 			if v, ok := strings.CutPrefix(a, flag+"="); ok {
 				return v
@@ -234,20 +236,20 @@ func validateVolumes(spec *corev1.PodSpec, id string, info ClusterInfo, p *Polic
 					fmt.Sprintf("hostPath %q is outside the cluster's log directory %q; use an emptyDir or a path under it", v.HostPath.Path, logDir)))
 			}
 		}
-		if v.Name == KeyringSecretName(id) && (v.Secret == nil || v.Secret.SecretName != KeyringSecretName(id)) {
+		if v.Name == contract.KeyringSecretName(id) && (v.Secret == nil || v.Secret.SecretName != contract.KeyringSecretName(id)) {
 			errs = append(errs, field.Invalid(fp.Child("secret", "secretName"), secretName(v),
-				fmt.Sprintf("the keyring volume must use Secret %q, the keyring of mgr %q", KeyringSecretName(id), id)))
+				fmt.Sprintf("the keyring volume must use Secret %q, the keyring of mgr %q", contract.KeyringSecretName(id), id)))
 		}
 	}
 	// The keyring mounted into the mgr must be its own.
-	if i := containerIndex(spec.Containers, MgrContainerName); i >= 0 {
+	if i := containerIndex(spec.Containers, contract.MgrContainerName); i >= 0 {
 		for j, m := range spec.Containers[i].VolumeMounts {
 			if strings.TrimSuffix(m.MountPath, "/") != strings.TrimSuffix(KeyringMountPath, "/") {
 				continue
 			}
-			if m.Name != KeyringSecretName(id) {
+			if m.Name != contract.KeyringSecretName(id) {
 				errs = append(errs, field.Invalid(podSpecPath.Child("containers").Index(i).Child("volumeMounts").Index(j).Child("name"), m.Name,
-					fmt.Sprintf("%s must mount volume %q (Secret %q) for mgr %q", KeyringMountPath, KeyringSecretName(id), KeyringSecretName(id), id)))
+					fmt.Sprintf("%s must mount volume %q (Secret %q) for mgr %q", KeyringMountPath, contract.KeyringSecretName(id), contract.KeyringSecretName(id), id)))
 			}
 		}
 	}

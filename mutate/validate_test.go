@@ -7,6 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // completedMinimal returns the shipped example, completed with the default policy.
@@ -21,7 +23,7 @@ func completedMinimal(t *testing.T) *appsv1.Deployment {
 }
 
 func mgrContainer(d *appsv1.Deployment) *corev1.Container {
-	return &d.Spec.Template.Spec.Containers[containerIndex(d.Spec.Template.Spec.Containers, MgrContainerName)]
+	return &d.Spec.Template.Spec.Containers[containerIndex(d.Spec.Template.Spec.Containers, contract.MgrContainerName)]
 }
 
 func setArg(c *corev1.Container, flag, value string) {
@@ -42,23 +44,23 @@ func TestValidateRules(t *testing.T) {
 		wantWords string
 	}{
 		"mgr id missing": {
-			func(d *appsv1.Deployment, _ *Policy) { delete(d.Labels, LabelMgrID) },
+			func(d *appsv1.Deployment, _ *Policy) { delete(d.Labels, contract.LabelMgrID) },
 			"metadata.labels[mgr]", field.ErrorTypeRequired, "mgr id"},
 		"mgr id not a DNS label": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Labels[LabelMgrID] = "A_1" },
+			func(d *appsv1.Deployment, _ *Policy) { d.Labels[contract.LabelMgrID] = "A_1" },
 			"metadata.labels[mgr]", field.ErrorTypeInvalid, "DNS label"},
 		"template label disagrees": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[LabelMgrID] = "b" },
+			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[contract.LabelMgrID] = "b" },
 			"spec.template.metadata.labels[mgr]", field.ErrorTypeInvalid, `mgr id "a"`},
 		"selector misses the id": {
-			func(d *appsv1.Deployment, _ *Policy) { delete(d.Spec.Selector.MatchLabels, LabelMgrID) },
+			func(d *appsv1.Deployment, _ *Policy) { delete(d.Spec.Selector.MatchLabels, contract.LabelMgrID) },
 			"spec.selector.matchLabels[mgr]", field.ErrorTypeInvalid, "mgr=\"a\""},
 		"--id disagrees": {
 			func(d *appsv1.Deployment, _ *Policy) { setArg(mgrContainer(d), "--id", "b") },
 			"spec.template.spec.containers[0].args[8]", field.ErrorTypeInvalid, "--id must be \"a\""},
 		"keyring secret of another mgr": {
 			func(d *appsv1.Deployment, _ *Policy) {
-				d.Spec.Template.Spec.Volumes[1].Secret.SecretName = KeyringSecretName("b")
+				d.Spec.Template.Spec.Volumes[1].Secret.SecretName = contract.KeyringSecretName("b")
 			},
 			"spec.template.spec.volumes[1].secret.secretName", field.ErrorTypeInvalid, "rook-ceph-mgr-a-keyring"},
 		"keyring mount of another volume": {
@@ -119,7 +121,7 @@ func TestValidateRules(t *testing.T) {
 			"metadata.name", field.ErrorTypeInvalid, `must be named "rook-ceph-mgr-a"`},
 		"unknown sidecar": {
 			func(d *appsv1.Deployment, _ *Policy) {
-				d.Annotations = map[string]string{AnnotationInjectSidecars: "log-colector"}
+				d.Annotations = map[string]string{contract.AnnotationInjectSidecars: "log-colector"}
 			},
 			"metadata.annotations[mgr.ceph.rook.io/inject-sidecars]", field.ErrorTypeNotSupported, "log-colector"},
 	}
@@ -159,7 +161,7 @@ func TestValidateUpdateImmutables(t *testing.T) {
 	}
 
 	renamed := old.DeepCopy()
-	renamed.Labels[LabelMgrID] = "b"
+	renamed.Labels[contract.LabelMgrID] = "b"
 	errs := ValidateUpdate(old, renamed, info, p)
 	if !hasError(errs, "metadata.labels[mgr]", field.ErrorTypeForbidden) {
 		t.Errorf("changing the mgr id: got %v, want a Forbidden on metadata.labels[mgr]", errs.ToAggregate())
@@ -187,8 +189,8 @@ func TestCompleteRefusesWhatItCannotComplete(t *testing.T) {
 		edit      func(d *appsv1.Deployment)
 		wantField string
 	}{
-		"no mgr label":            {func(d *appsv1.Deployment) { delete(d.Labels, LabelMgrID) }, "metadata.labels[mgr]"},
-		"bad mgr id":              {func(d *appsv1.Deployment) { d.Labels[LabelMgrID] = "-" }, "metadata.labels[mgr]"},
+		"no mgr label":            {func(d *appsv1.Deployment) { delete(d.Labels, contract.LabelMgrID) }, "metadata.labels[mgr]"},
+		"bad mgr id":              {func(d *appsv1.Deployment) { d.Labels[contract.LabelMgrID] = "-" }, "metadata.labels[mgr]"},
 		"container not named mgr": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "ceph-mgr" }, "spec.template.spec.containers"},
 	}
 	for name, tc := range cases {

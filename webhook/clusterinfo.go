@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -94,23 +95,23 @@ func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {
 	}
 	c := &ClusterInfoCache{}
 
-	confFactory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(byName(mutate.ConfigMapName)))
+	confFactory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(byName(contract.ConfigMapName)))
 	c.conf = confFactory.Core().V1().ConfigMaps().Informer()
 	if err := c.conf.SetTransform(keepOnlyFSID); err != nil {
 		return nil, err
 	}
 	c.start = append(c.start, confFactory.Start)
 
-	secretFactory := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, metav1.NamespaceAll, byName(mutate.ConfigSecretName))
+	secretFactory := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, metav1.NamespaceAll, byName(contract.ConfigSecretName))
 	c.objects = append(c.objects, clusterObject{
-		name:     mutate.ConfigSecretName,
-		describe: fmt.Sprintf("Secret %q (keys %s, %s)", mutate.ConfigSecretName, mutate.ConfigSecretMonHostKey, mutate.ConfigSecretMembersKey),
+		name:     contract.ConfigSecretName,
+		describe: fmt.Sprintf("Secret %q (keys %s, %s)", contract.ConfigSecretName, contract.ConfigSecretMonHostKey, contract.ConfigSecretMembersKey),
 		informer: secretFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer(),
 	})
 	c.start = append(c.start, secretFactory.Start)
 
 	mgrs := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
-		o.LabelSelector = labels.SelectorFromSet(labels.Set{mutate.LabelApp: mutate.AppName}).String()
+		o.LabelSelector = labels.SelectorFromSet(labels.Set{contract.LabelApp: contract.AppName}).String()
 	})
 	c.deployments = mgrs.ForResource(appsv1.SchemeGroupVersion.WithResource("deployments")).Informer()
 	c.start = append(c.start, mgrs.Start)
@@ -127,7 +128,7 @@ func keepOnlyFSID(obj any) (any, error) {
 	}
 	fsid, reduced := cm.Data[fsidKey]
 	if !reduced {
-		fsid = fsidFromCephConf(cm.Data[mutate.ConfigMapConfKey])
+		fsid = fsidFromCephConf(cm.Data[contract.ConfigMapConfKey])
 	}
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, ResourceVersion: cm.ResourceVersion, UID: cm.UID},
@@ -173,11 +174,11 @@ func (c *ClusterInfoCache) WaitForSync(ctx context.Context) bool {
 func (c *ClusterInfoCache) Lookup(namespace string) (mutate.ClusterInfo, error) {
 	var missing []string
 	info := mutate.ClusterInfo{Namespace: namespace}
-	obj, ok, _ := c.conf.GetIndexer().GetByKey(namespace + "/" + mutate.ConfigMapName)
+	obj, ok, _ := c.conf.GetIndexer().GetByKey(namespace + "/" + contract.ConfigMapName)
 	if cm, isConfigMap := obj.(*corev1.ConfigMap); ok && isConfigMap && cm.Data[fsidKey] != "" {
 		info.FSID = cm.Data[fsidKey]
 	} else {
-		missing = append(missing, fmt.Sprintf("ConfigMap %q (key %s, with fsid in its [global] section)", mutate.ConfigMapName, mutate.ConfigMapConfKey))
+		missing = append(missing, fmt.Sprintf("ConfigMap %q (key %s, with fsid in its [global] section)", contract.ConfigMapName, contract.ConfigMapConfKey))
 	}
 	for _, o := range c.objects {
 		if _, ok, _ := o.informer.GetIndexer().GetByKey(namespace + "/" + o.name); !ok {

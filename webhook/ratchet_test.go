@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -25,7 +26,7 @@ func completedMgr(t *testing.T) *appsv1.Deployment {
 	if len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())
 	}
-	res.Deployment.Finalizers = []string{mutate.FinalizerCephxKey}
+	res.Deployment.Finalizers = []string{contract.FinalizerCephxKey}
 	return res.Deployment
 }
 
@@ -44,7 +45,7 @@ func TestValidatorRatchets(t *testing.T) {
 		"user label":      {func(d *appsv1.Deployment) { d.Labels["team"] = "storage" }, ""},
 		"user annotation": {func(d *appsv1.Deployment) { metav1.SetMetaDataAnnotation(&d.ObjectMeta, "note", "x") }, ""},
 		"status annotation": {func(d *appsv1.Deployment) {
-			metav1.SetMetaDataAnnotation(&d.ObjectMeta, mutate.AnnotationBootstrapStatus, "{}")
+			metav1.SetMetaDataAnnotation(&d.ObjectMeta, contract.AnnotationBootstrapStatus, "{}")
 		}, ""},
 		"finalizer removed":             {func(d *appsv1.Deployment) { d.Finalizers = nil }, ""},
 		"being deleted":                 {func(d *appsv1.Deployment) { d.DeletionTimestamp = &now; d.Labels["app"] = "x" }, ""},
@@ -118,7 +119,7 @@ func (s staticMgrs) MgrDeployment(ns, name string) (metav1.Object, bool) {
 func TestScaleValidator(t *testing.T) {
 	mgrs := staticMgrs{
 		"rook-ceph/rook-ceph-mgr-a": &metav1.ObjectMeta{Name: "rook-ceph-mgr-a", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}},
-		"rook-ceph/rook-ceph-mgr-z": &metav1.ObjectMeta{Name: "rook-ceph-mgr-z", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "z", mutate.LabelManaged: "false"}},
+		"rook-ceph/rook-ceph-mgr-z": &metav1.ObjectMeta{Name: "rook-ceph-mgr-z", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "z", contract.LabelManaged: "false"}},
 	}
 	h := &admission.Webhook{Handler: &ScaleValidator{Mgrs: mgrs}}
 	scaleKind := metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}

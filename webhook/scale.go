@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -71,6 +72,6 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 	}
 	errs := field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, fmt.Sprintf(
 		"mgr Deployment %s runs at most 1 pod (mgr %q must not run twice); scale it to 0 or 1, and add a standby as another mgr Deployment with its own mgr id",
-		name, meta.GetLabels()[mutate.LabelMgrID]))}
+		name, meta.GetLabels()[contract.LabelMgrID]))}
 	return respondDenied(ctx, scaleName, scaleGK, name, errs, reasonsOf(errs))
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -92,7 +93,7 @@ func run(n, nss int, binDir string) error {
 		d := &appsv1.Deployment{}
 		d.Name, d.Namespace = "rook-ceph-mgr-"+id, ns
 		d.Labels = map[string]string{"app": "rook-ceph-mgr", "mgr": id}
-		d.Annotations = map[string]string{mutate.AnnotationModules: ""}
+		d.Annotations = map[string]string{contract.AnnotationModules: ""}
 		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1Container())
 		res, errs := mutate.Complete(d, mutate.ClusterInfo{Namespace: ns, FSID: cc.FSID}, mutate.DefaultPolicy())
 		if len(errs) > 0 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -54,9 +55,9 @@ func main() {
 
 	switch caps {
 	case "mgr-profile":
-		o.Caps = bootstrap.DefaultCaps
+		o.Caps = contract.DefaultCaps
 	case "allow-all":
-		o.Caps = bootstrap.SeedCaps
+		o.Caps = contract.SeedCaps
 	default:
 		fail(fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, caps))
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // Cluster is a running mon + mgr.
@@ -58,9 +60,6 @@ func Installed() error {
 	return nil
 }
 
-// DefaultMgrCaps are the caps of a mgr key (Rook's keyring template).
-var DefaultMgrCaps = []string{"mon", "allow profile mgr", "mds", "allow *", "osd", "allow *"}
-
 // Start creates and starts a cluster. Call Stop when done.
 func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err := Installed(); err != nil {
@@ -70,7 +69,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		o.MgrIDs = []string{"a"}
 	}
 	if o.MgrCaps == nil {
-		o.MgrCaps = DefaultMgrCaps
+		o.MgrCaps = contract.DefaultCaps
 	}
 	// Short path: admin socket paths must stay under 107 bytes.
 	dir, err := os.MkdirTemp("", "ceph")

@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/localcluster"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // Options configure a demo run.
@@ -104,8 +104,8 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		return fmt.Errorf("the mgr was not bootstrapped: %w (logs in %s)", err, c.WorkDir)
 	}
 	show("the mgr pod", "get", "pods", "-n", ns, "-l", "app=rook-ceph-mgr,mgr=a", "-o", "wide")
-	keyring, _ := kubectl(nil, "get", "secret", "-n", ns, mutate.KeyringSecretName("a"), "-o", "jsonpath={.data.keyring}")
-	fmt.Fprintf(out, "\n==> Secret %s (key redacted)\n%s", mutate.KeyringSecretName("a"), indent(redact(decodeB64(keyring))))
+	keyring, _ := kubectl(nil, "get", "secret", "-n", ns, contract.KeyringSecretName("a"), "-o", "jsonpath={.data.keyring}")
+	fmt.Fprintf(out, "\n==> Secret %s (key redacted)\n%s", contract.KeyringSecretName("a"), indent(redact(decodeB64(keyring))))
 	show("the Services", "get", "services", "-n", ns, "-l", "app=rook-ceph-mgr")
 	cc := c.Cephs[ns]
 	mods, err := cc.Ceph(ctx, "mgr", "module", "ls")
@@ -163,7 +163,7 @@ func whatWasAdded(applied, stored []byte) (string, error) {
 				delete(meta, k)
 			}
 			if anns, ok := meta["annotations"].(map[string]any); ok {
-				for _, k := range []string{"kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision", mutate.AnnotationBootstrapStatus} {
+				for _, k := range []string{"kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision", contract.AnnotationBootstrapStatus} {
 					delete(anns, k)
 				}
 				if len(anns) == 0 {

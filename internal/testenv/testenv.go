@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // AssetsDir returns the directory with the Kubernetes binaries, from
@@ -178,11 +178,11 @@ func (c CephCluster) Objects() []client.Object {
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: c.Namespace} }
 	return []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.Namespace}},
-		&corev1.Secret{ObjectMeta: meta(mutate.MonSecretName), StringData: map[string]string{mutate.MonSecretFSIDKey: c.FSID}},
-		&corev1.Secret{ObjectMeta: meta(mutate.ConfigSecretName), StringData: map[string]string{
-			mutate.ConfigSecretMonHostKey: c.MonHost, mutate.ConfigSecretMembersKey: c.Members}},
-		&corev1.ConfigMap{ObjectMeta: meta(mutate.ConfigMapName), Data: map[string]string{mutate.ConfigMapConfKey: c.CephConf()}},
-		&corev1.Secret{ObjectMeta: meta(mutate.AdminKeyringSecretName), StringData: map[string]string{mutate.KeyringKey: c.AdminKeyring}},
+		&corev1.Secret{ObjectMeta: meta(contract.MonSecretName), StringData: map[string]string{contract.MonSecretFSIDKey: c.FSID}},
+		&corev1.Secret{ObjectMeta: meta(contract.ConfigSecretName), StringData: map[string]string{
+			contract.ConfigSecretMonHostKey: c.MonHost, contract.ConfigSecretMembersKey: c.Members}},
+		&corev1.ConfigMap{ObjectMeta: meta(contract.ConfigMapName), Data: map[string]string{contract.ConfigMapConfKey: c.CephConf()}},
+		&corev1.Secret{ObjectMeta: meta(contract.AdminKeyringSecretName), StringData: map[string]string{contract.KeyringKey: c.AdminKeyring}},
 	}
 }
 

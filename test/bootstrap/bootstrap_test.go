@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // TestMgrBootstrap follows mgr "a" of rook-ceph from creation to a usable
@@ -95,7 +95,7 @@ func TestMgrBootstrap(t *testing.T) {
 
 	// The dashboard is usable: the admin user logs in with the Secret's password.
 	pw := &corev1.Secret{}
-	if err := get(ctx, nsMain, mutate.DashboardPasswordSecretName, pw); err != nil {
+	if err := get(ctx, nsMain, contract.DashboardPasswordSecretName, pw); err != nil {
 		t.Fatal(err)
 	}
 	login, _ := json.Marshal(map[string]string{"username": "admin", "password": string(pw.Data["password"])})
@@ -145,7 +145,7 @@ func TestQuietAtRest(t *testing.T) {
 	time.Sleep(time.Second)
 	after := &appsv1.Deployment{}
 	_ = get(ctx, nsMain, name, after)
-	t.Logf("generation %d -> %d, status %s -> %s", d.Generation, after.Generation, d.Annotations[mutate.AnnotationBootstrapStatus], after.Annotations[mutate.AnnotationBootstrapStatus])
+	t.Logf("generation %d -> %d, status %s -> %s", d.Generation, after.Generation, d.Annotations[contract.AnnotationBootstrapStatus], after.Annotations[contract.AnnotationBootstrapStatus])
 	if got := metric(t, "mgr_bootstrap_ceph_calls_total", nil); got != cephCalls {
 		t.Errorf("%v ceph calls at rest, want 0", got-cephCalls)
 	}
@@ -282,7 +282,7 @@ func TestTwoClustersKeptApart(t *testing.T) {
 	ctx := context.Background()
 	east, main := cephs[nsEast], cephs[nsMain]
 	mainKey, _ := main.GetKey(ctx, "mgr.a")
-	d := mgrDeployment(t, nsEast, "a", 1, map[string]string{mutate.AnnotationModules: "prometheus, influxdb2"})
+	d := mgrDeployment(t, nsEast, "a", 1, map[string]string{contract.AnnotationModules: "prometheus, influxdb2"})
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -37,14 +38,14 @@ func mgrDeployment(t *testing.T, ns, id string, replicas int32, anns map[string]
 	if err := yaml.UnmarshalStrict(data, d); err != nil {
 		t.Fatal(err)
 	}
-	d.Namespace, d.Name, d.Labels[mutate.LabelMgrID], d.Annotations = ns, "rook-ceph-mgr-"+id, id, anns
+	d.Namespace, d.Name, d.Labels[contract.LabelMgrID], d.Annotations = ns, "rook-ceph-mgr-"+id, id, anns
 	d.Spec.Replicas = &replicas
 	info := mutate.ClusterInfo{Namespace: ns, FSID: "00000000-0000-4000-8000-000000000000"}
 	if c := cephs[ns]; c != nil {
 		info.FSID = c.FSID
 		d.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{
-			{Name: mutate.PortNameMetrics, ContainerPort: int32(c.PrometheusPort)},
-			{Name: mutate.PortNameDash, ContainerPort: int32(c.DashboardPort)},
+			{Name: contract.PortNameMetrics, ContainerPort: int32(c.PrometheusPort)},
+			{Name: contract.PortNameDash, ContainerPort: int32(c.DashboardPort)},
 		}
 	}
 	p := mutate.DefaultPolicy()
@@ -60,7 +61,7 @@ func mgrDeployment(t *testing.T, ns, id string, replicas int32, anns map[string]
 // that no test depends on running after another.
 func readyMgr(t *testing.T, ns, id string, anns map[string]string) string {
 	t.Helper()
-	name := mutate.DeploymentName(id)
+	name := contract.DeploymentName(id)
 	d := &appsv1.Deployment{}
 	switch err := get(context.Background(), ns, name, d); {
 	case apierrors.IsNotFound(err):

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 func mgrPodReady(t *testing.T, ns, id string) bool {
@@ -42,7 +42,7 @@ func TestDuplicateNeverTouchesTheLiveKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret := &corev1.Secret{}
-	if err := get(ctx, nsMain, mutate.KeyringSecretName("a"), secret); err != nil {
+	if err := get(ctx, nsMain, contract.KeyringSecretName("a"), secret); err != nil {
 		t.Fatal(err)
 	}
 
@@ -73,7 +73,7 @@ func TestDuplicateNeverTouchesTheLiveKey(t *testing.T) {
 		t.Errorf("ceph auth get-key mgr.a after the duplicate went: %v (changed: %v)", err, got != key)
 	}
 	after := &corev1.Secret{}
-	if err := get(ctx, nsMain, mutate.KeyringSecretName("a"), after); err != nil || after.UID != secret.UID || string(after.Data["keyring"]) != string(secret.Data["keyring"]) {
+	if err := get(ctx, nsMain, contract.KeyringSecretName("a"), after); err != nil || after.UID != secret.UID || string(after.Data["keyring"]) != string(secret.Data["keyring"]) {
 		t.Errorf("mgr a's keyring Secret changed or went: %v", err)
 	}
 	for _, name := range []string{"rook-ceph-mgr-a", "rook-ceph-mgr-a-dashboard"} {
@@ -114,22 +114,22 @@ func TestLeftAlone(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "mgr o bootstrapped", func(ctx context.Context) (bool, error) {
 		d := &appsv1.Deployment{}
-		return get(ctx, nsMain, opted.Name, d) == nil && controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey) &&
-			get(ctx, nsMain, mutate.KeyringSecretName("o"), &corev1.Secret{}) == nil, nil
+		return get(ctx, nsMain, opted.Name, d) == nil && controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) &&
+			get(ctx, nsMain, contract.KeyringSecretName("o"), &corev1.Secret{}) == nil, nil
 	})
 	d := &appsv1.Deployment{}
 	if err := get(ctx, nsMain, opted.Name, d); err != nil {
 		t.Fatal(err)
 	}
 	p := client.MergeFrom(d.DeepCopy())
-	d.Labels[mutate.LabelManaged] = "false"
+	d.Labels[contract.LabelManaged] = "false"
 	if err := k8s.Patch(ctx, d, p); err != nil {
 		t.Fatal(err)
 	}
 	waitEvent(t, nsMain, opted.Name, bootstrap.ReasonReleased, 20*time.Second)
 	eventually(t, 10*time.Second, "finalizer removed", func(ctx context.Context) (bool, error) {
 		d := &appsv1.Deployment{}
-		return get(ctx, nsMain, opted.Name, d) == nil && !controllerutil.ContainsFinalizer(d, mutate.FinalizerCephxKey), nil
+		return get(ctx, nsMain, opted.Name, d) == nil && !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey), nil
 	})
 	key, err := c.GetKey(ctx, "mgr.o")
 	if err != nil {
@@ -150,10 +150,10 @@ func TestLeftAlone(t *testing.T) {
 	if err := get(ctx, nsMain, rook.Name, got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Finalizers) != 0 || got.Annotations[mutate.AnnotationBootstrapStatus] != "" {
-		t.Errorf("Rook's Deployment was touched: finalizers %v, status %q", got.Finalizers, got.Annotations[mutate.AnnotationBootstrapStatus])
+	if len(got.Finalizers) != 0 || got.Annotations[contract.AnnotationBootstrapStatus] != "" {
+		t.Errorf("Rook's Deployment was touched: finalizers %v, status %q", got.Finalizers, got.Annotations[contract.AnnotationBootstrapStatus])
 	}
-	for name, o := range map[string]client.Object{mutate.KeyringSecretName("r"): &corev1.Secret{}, "rook-ceph-mgr-r": &corev1.Service{}, "rook-ceph-mgr-r-dashboard": &corev1.Service{}} {
+	for name, o := range map[string]client.Object{contract.KeyringSecretName("r"): &corev1.Secret{}, "rook-ceph-mgr-r": &corev1.Service{}, "rook-ceph-mgr-r-dashboard": &corev1.Service{}} {
 		if err := get(ctx, nsMain, name, o); !apierrors.IsNotFound(err) {
 			t.Errorf("%s made for Rook's Deployment: %v", name, err)
 		}
@@ -174,8 +174,8 @@ func TestLeftAlone(t *testing.T) {
 // a create-read loop; adding the password lets the dashboard finish.
 func TestDashboardPasswordSecretWithoutPassword(t *testing.T) {
 	ctx := context.Background()
-	name := readyMgr(t, nsEast, "a", map[string]string{mutate.AnnotationModules: "prometheus"})
-	pw := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsEast, Name: mutate.DashboardPasswordSecretName}, Data: map[string][]byte{"other": []byte("x")}}
+	name := readyMgr(t, nsEast, "a", map[string]string{contract.AnnotationModules: "prometheus"})
+	pw := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsEast, Name: contract.DashboardPasswordSecretName}, Data: map[string][]byte{"other": []byte("x")}}
 	if err := k8s.Create(ctx, pw); err != nil {
 		t.Fatal(err)
 	}
@@ -185,16 +185,16 @@ func TestDashboardPasswordSecretWithoutPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := client.MergeFrom(d.DeepCopy())
-	d.Annotations[mutate.AnnotationModules] = "prometheus,dashboard"
+	d.Annotations[contract.AnnotationModules] = "prometheus,dashboard"
 	if err := k8s.Patch(ctx, d, p); err != nil {
 		t.Fatal(err)
 	}
 	note := waitEvent(t, nsEast, name, bootstrap.ReasonDashboardPassword, 2*time.Minute)
-	if !strings.Contains(note, mutate.DashboardPasswordSecretName) || !strings.Contains(note, `without key "password"`) {
+	if !strings.Contains(note, contract.DashboardPasswordSecretName) || !strings.Contains(note, `without key "password"`) {
 		t.Errorf("Event %q does not name the Secret and the missing key", note)
 	}
 	st := waitPhase(t, nsEast, name, bootstrap.PhaseError, 10*time.Second)
-	if !strings.Contains(st.LastError, mutate.DashboardPasswordSecretName) {
+	if !strings.Contains(st.LastError, contract.DashboardPasswordSecretName) {
 		t.Errorf("lastError %q", st.LastError)
 	}
 	// A loop would create the Secret again and again; each attempt writes
@@ -202,7 +202,7 @@ func TestDashboardPasswordSecretWithoutPassword(t *testing.T) {
 	if w := metric(t, "mgr_bootstrap_api_writes_total", nil) - writes; w > 20 {
 		t.Errorf("%v API writes while the Secret lacked its password", w)
 	}
-	if err := get(ctx, nsEast, mutate.DashboardPasswordSecretName, pw); err != nil {
+	if err := get(ctx, nsEast, contract.DashboardPasswordSecretName, pw); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := pw.Data["password"]; ok || string(pw.Data["other"]) != "x" {

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // explainOnFailure prints what the cluster holds about a mgr when a test
@@ -101,7 +101,7 @@ func fsidOf(t *testing.T, ns string) string {
 func keyringHolds(t *testing.T, ns, id, key string) {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: mutate.KeyringSecretName(id)}, s); err != nil {
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: contract.KeyringSecretName(id)}, s); err != nil {
 		t.Fatalf("keyring Secret of mgr %s in %s: %v", id, ns, err)
 	}
 	if !strings.Contains(string(s.Data["keyring"]), "key = "+key+"\n") {
@@ -138,7 +138,7 @@ func TestMgrLifecycle(t *testing.T) {
 	t.Run("keyring, Services, modules", func(t *testing.T) {
 		st := waitReady(t, ns, name)
 		keyringHolds(t, ns, "a", cephKey(t, ns, "mgr.a"))
-		for _, svc := range []string{mutate.MetricsServiceName("a"), mutate.DashboardServiceName("a")} {
+		for _, svc := range []string{contract.MetricsServiceName("a"), contract.DashboardServiceName("a")} {
 			if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: svc}, &corev1.Service{}); err != nil {
 				t.Errorf("Service %s: %v", svc, err)
 			}
@@ -197,7 +197,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 	keyringHolds(t, ns, "a", keyA)
 	keyringHolds(t, ns, "b", keyB)
 	svc := &corev1.Service{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: mutate.MetricsServiceName("b")}, svc); err != nil || svc.Spec.Selector["mgr"] != "b" {
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: contract.MetricsServiceName("b")}, svc); err != nil || svc.Spec.Selector["mgr"] != "b" {
 		t.Errorf("Service of mgr b: %v %v", err, svc.Spec.Selector)
 	}
 
@@ -212,7 +212,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 			for _, o := range []struct {
 				obj  client.Object
 				name string
-			}{{&corev1.Secret{}, mutate.KeyringSecretName("b")}, {&corev1.Service{}, mutate.MetricsServiceName("b")}, {&corev1.Service{}, mutate.DashboardServiceName("b")}} {
+			}{{&corev1.Secret{}, contract.KeyringSecretName("b")}, {&corev1.Service{}, contract.MetricsServiceName("b")}, {&corev1.Service{}, contract.DashboardServiceName("b")}} {
 				if !apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.name}, o.obj)) {
 					return false, nil
 				}
@@ -233,7 +233,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 func TestTwoCephClustersNeverMixed(t *testing.T) {
 	west, east := env.Namespaces[0], env.Namespaces[1]
 	explainOnFailure(t, east, "rook-ceph-mgr-a")
-	apply(t, env.manifest(t, east, "a", map[string]string{mutate.AnnotationModules: "prometheus"}))
+	apply(t, env.manifest(t, east, "a", map[string]string{contract.AnnotationModules: "prometheus"}))
 	st := waitReady(t, east, "rook-ceph-mgr-a")
 	d := deployment(t, east, "rook-ceph-mgr-a")
 	if fsidOf(t, east) == fsidOf(t, west) || !strings.Contains(strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "), "--fsid="+fsidOf(t, east)) {

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 func mgrPodReady(t *testing.T, ns, id string) bool {
@@ -82,7 +82,7 @@ func TestTightenedPolicyLeavesMgrsWritable(t *testing.T) {
 	for what, args := range map[string][]string{
 		"label":            {"label", "-n", ns, "deployment/" + name, "team=storage"},
 		"harmless spec":    {"patch", "-n", ns, "deployment/" + name, "-p", `{"spec":{"revisionHistoryLimit":5}}`},
-		"modules override": {"annotate", "-n", ns, "deployment/" + name, mutate.AnnotationModules + "=prometheus"},
+		"modules override": {"annotate", "-n", ns, "deployment/" + name, contract.AnnotationModules + "=prometheus"},
 	} {
 		if out, err := env.kubectl(t, nil, args...); err != nil {
 			t.Errorf("%s: %v\n%s", what, err, out)
@@ -100,7 +100,7 @@ func TestTightenedPolicyLeavesMgrsWritable(t *testing.T) {
 	if err == nil || !strings.Contains(out, "spec.template.spec.containers[0].image") {
 		t.Errorf("an image change to another release below the minimum: %v\n%s", err, out)
 	}
-	if out, err := env.kubectl(t, nil, "annotate", "-n", ns, "deployment/"+name, mutate.AnnotationModules+"-"); err != nil {
+	if out, err := env.kubectl(t, nil, "annotate", "-n", ns, "deployment/"+name, contract.AnnotationModules+"-"); err != nil {
 		t.Errorf("removing the override: %v\n%s", err, out)
 	}
 }
@@ -112,14 +112,14 @@ func TestNamespaceDeletionNeverWedged(t *testing.T) {
 	ctx := context.Background()
 	ns, name := env.Teardown, "rook-ceph-mgr-a"
 	explainOnFailure(t, ns, name)
-	apply(t, env.manifest(t, ns, "a", map[string]string{mutate.AnnotationModules: "prometheus"}))
+	apply(t, env.manifest(t, ns, "a", map[string]string{contract.AnnotationModules: "prometheus"}))
 	waitReady(t, ns, name)
 
 	for _, o := range []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: mutate.MonSecretName}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: mutate.ConfigSecretName}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: mutate.AdminKeyringSecretName}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: mutate.ConfigMapName}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: contract.MonSecretName}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: contract.ConfigSecretName}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: contract.AdminKeyringSecretName}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: contract.ConfigMapName}},
 	} {
 		if err := env.Client.Delete(ctx, o); err != nil {
 			t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -51,7 +51,7 @@ func TestPolicyDenialsThroughAPIServer(t *testing.T) {
 		"mgr id not a DNS label": {func(d *appsv1.Deployment) { d.Labels["mgr"] = "A_1" }, "metadata.labels[mgr]"},
 		"mgr id missing":         {func(d *appsv1.Deployment) { delete(d.Labels, "mgr") }, "metadata.labels[mgr]"},
 		"unknown sidecar": {func(d *appsv1.Deployment) {
-			d.Annotations = map[string]string{mutate.AnnotationInjectSidecars: "log-collector"}
+			d.Annotations = map[string]string{contract.AnnotationInjectSidecars: "log-collector"}
 		}, "metadata.annotations[mgr.ceph.rook.io/inject-sidecars]"},
 		"container not named mgr": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "ceph-mgr" }, "spec.template.spec.containers"},
 	}

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // webhookCalls counts the admissions our webhooks answered, by webhook
@@ -53,15 +53,15 @@ func TestCleanupNeverBlocked(t *testing.T) {
 	ctx := context.Background()
 	d := example(t)
 	d.Namespace = "ceph-teardown"
-	d.Finalizers = []string{mutate.FinalizerCephxKey}
+	d.Finalizers = []string{contract.FinalizerCephxKey}
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range []client.Object{
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: mutate.ConfigMapName}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: mutate.ConfigSecretName}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: mutate.AdminKeyringSecretName}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: mutate.MonSecretName}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: contract.ConfigMapName}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: contract.ConfigSecretName}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: contract.AdminKeyringSecretName}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: contract.MonSecretName}},
 	} {
 		if err := k8s.Delete(ctx, o); err != nil {
 			t.Fatal(err)
@@ -76,10 +76,10 @@ func TestCleanupNeverBlocked(t *testing.T) {
 
 	mutateCalls, validateCalls := webhookCalls(t, "mutate"), webhookCalls(t, "validate")
 	mustPatch(t, d, "the controller's status write", func(d *appsv1.Deployment) {
-		metav1.SetMetaDataAnnotation(&d.ObjectMeta, mutate.AnnotationBootstrapStatus, `{"phase":"CephUnavailable"}`)
+		metav1.SetMetaDataAnnotation(&d.ObjectMeta, contract.AnnotationBootstrapStatus, `{"phase":"CephUnavailable"}`)
 	})
 	mustPatch(t, d, "the deployment controller's revision", func(d *appsv1.Deployment) {
-		metav1.SetMetaDataAnnotation(&d.ObjectMeta, mutate.AnnotationDeploymentRevision, "2")
+		metav1.SetMetaDataAnnotation(&d.ObjectMeta, contract.AnnotationDeploymentRevision, "2")
 	})
 	mustPatch(t, d, "an owner reference", func(d *appsv1.Deployment) {
 		d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "something", UID: "0b5e8a43-2a3e-4d8e-9c59-5d4c8f0e8a11"}}
@@ -147,8 +147,8 @@ func TestScaleSubresource(t *testing.T) {
 	web := nonMgr("web", nil)
 	namesake := nonMgr("rook-ceph-mgr-web", nil) // a mgr's name, not a mgr
 	optedOut := example(t)
-	optedOut.Name, optedOut.Labels[mutate.LabelMgrID] = "rook-ceph-mgr-z", "z"
-	optedOut.Labels[mutate.LabelManaged] = "false"
+	optedOut.Name, optedOut.Labels[contract.LabelMgrID] = "rook-ceph-mgr-z", "z"
+	optedOut.Labels[contract.LabelManaged] = "false"
 	optedOut.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"mgr": "z"}}
 	optedOut.Spec.Template.Labels = map[string]string{"mgr": "z"}
 	for _, d := range []*appsv1.Deployment{web, namesake, optedOut} {
@@ -220,13 +220,13 @@ func nonMgr(name string, labels map[string]string) *appsv1.Deployment {
 func TestLeavingTheMgrSet(t *testing.T) {
 	ctx := context.Background()
 	d := example(t)
-	d.Finalizers = []string{mutate.FinalizerCephxKey}
+	d.Finalizers = []string{contract.FinalizerCephxKey}
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	defer deleteDeployment(t, d.Namespace, d.Name)
 	out, err := kubectl(t, nil, "label", "-n", d.Namespace, "deployment/"+d.Name, "app-")
-	if err == nil || !strings.Contains(out, "metadata.labels[app]") || !strings.Contains(out, mutate.LabelManaged+"=false") {
+	if err == nil || !strings.Contains(out, "metadata.labels[app]") || !strings.Contains(out, contract.LabelManaged+"=false") {
 		t.Errorf("kubectl label app-: %v\n%s\nwant a denial naming metadata.labels[app] and the opt-out", err, out)
 	}
 	if err := patch(t, d, func(d *appsv1.Deployment) { d.Labels["app"] = "something-else" }); err == nil {
@@ -273,7 +273,7 @@ func TestRookAndOptedOutDeploymentsLeftAlone(t *testing.T) {
 	optedOut := func(ns string) *appsv1.Deployment {
 		d := example(t)
 		d.Namespace, d.Name = ns, "rook-ceph-mgr-b"
-		d.Labels = map[string]string{"app": "rook-ceph-mgr", "mgr": "b", mutate.LabelManaged: "false"}
+		d.Labels = map[string]string{"app": "rook-ceph-mgr", "mgr": "b", contract.LabelManaged: "false"}
 		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"mgr": "b"}}
 		d.Spec.Template.Labels = map[string]string{"mgr": "b"}
 		d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/ceph:v15"
