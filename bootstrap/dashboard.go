@@ -12,37 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
-
-// configureDashboard makes the dashboard usable: a self-signed certificate
-// when it has none, and the admin user with the password kept in Secret
-// rook-ceph-dashboard-password.
-func (b *scope) configureDashboard(ctx context.Context, conn ceph.Conn, port int32) error {
-	r, d := b.r, b.d
-	hasCert, err := r.Ceph.ConfigKeyExists(ctx, conn, "mgr/dashboard/crt")
-	if err != nil {
-		return err
-	}
-	if !hasCert {
-		if err := b.retry(ctx, func(ctx context.Context) error { return r.Ceph.DashboardSelfSignedCert(ctx, conn) }); err != nil {
-			return err
-		}
-	}
-	password, err := r.dashboardPassword(ctx, d)
-	if err != nil {
-		return err
-	}
-	if err := b.retry(ctx, func(ctx context.Context) error {
-		return r.Ceph.DashboardSetUser(ctx, conn, contract.DashboardUser, "administrator", password)
-	}); err != nil {
-		return err
-	}
-	r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonDashboardReady, "ConfigureDashboard",
-		"dashboard on https port %d; user %q, password in Secret %s", port, contract.DashboardUser, contract.DashboardPasswordSecretName)
-	return nil
-}
 
 // dashboardPassword reads the namespace's dashboard password, creating the
 // Secret with a random one first. The Secret belongs to the cluster (the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,95 +26,102 @@ func sortedCopy(s []string) []string {
 	return slices.Compact(c)
 }
 
-// enableModules turns on the wanted modules this release has and can run,
-// never toggling one already on; modules it lacks become a Warning Event.
+// enableModules reads what the mgr runs, plans the module commands for its
+// release (planModules) and runs them in order; what the plan leaves out
+// becomes a Warning Event, once.
 func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, want []string, prev Status, next *Status) error {
 	r, d := b.r, b.d
+	md, err := r.Ceph.MgrMetadata(ctx, conn, b.id)
+	if err != nil {
+		return err
+	}
+	rel, err := ceph.ParseVersion(md.CephVersion)
+	if err != nil {
+		return fmt.Errorf("mgr %s's release: %w", b.id, err)
+	}
 	mods, err := r.Ceph.MgrModules(ctx, conn)
 	if err != nil {
 		return err
 	}
-	on := map[string]bool{}
-	for _, m := range append(slices.Clone(mods.AlwaysOn), mods.Enabled...) {
-		on[m] = true
-	}
-	canRun := map[string]string{} // name -> why not ("" when it can)
-	for _, m := range mods.Disabled {
-		canRun[m.Name] = ""
-		if !m.CanRun {
-			canRun[m.Name] = "cannot run: " + m.ErrorString
+	plan := planModules(moduleInputs{
+		Release: rel, MgrID: b.id, Want: want, Modules: mods, Prev: prev, Backend: r.OrchestratorBackend,
+		MetricsPort:   containerPort(d, contract.PortNameMetrics, contract.PortMetrics),
+		DashboardPort: containerPort(d, contract.PortNameDash, contract.PortDashboard),
+	})
+	next.CephVersion = rel.String()
+	next.Modules, next.Unavailable = plan.Modules, plan.Unavailable
+	for _, s := range plan.Skipped {
+		if s.Login || !slices.Contains(prev.Unavailable, s.Module) {
+			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModuleUnavailable, "EnableModule", "mgr module %s skipped: %s", s.Module, s.Why)
 		}
 	}
-	// Module options first: a module started with its ports set needs no restart.
-	if slices.Contains(want, "prometheus") && !on["prometheus"] {
-		port := containerPort(d, contract.PortNameMetrics, contract.PortMetrics)
-		if err := r.Ceph.ConfigSet(ctx, conn, "mgr."+b.id, "mgr/prometheus/server_port", strconv.Itoa(int(port))); err != nil {
-			return err
-		}
-	}
-	dashboardPort := containerPort(d, contract.PortNameDash, contract.PortDashboard)
-	if slices.Contains(want, "dashboard") && !on["dashboard"] {
-		for _, kv := range [][2]string{{"mgr/dashboard/ssl", "true"}, {"mgr/dashboard/ssl_server_port", strconv.Itoa(int(dashboardPort))}} {
-			if err := r.Ceph.ConfigSet(ctx, conn, "mgr."+b.id, kv[0], kv[1]); err != nil {
+	var password []byte
+	for _, s := range plan.Steps {
+		if s.Password && password == nil {
+			if password, err = r.dashboardPassword(ctx, d); err != nil {
 				return err
 			}
 		}
-	}
-
-	next.Modules, next.Unavailable = nil, nil
-	var enabled []string
-	for _, m := range want {
-		name := m
-		if alias, ok := moduleAliases[m]; ok && !on[m] {
-			if _, has := canRun[m]; !has && on[alias] {
-				name = alias // the successor is always on
-			}
-		}
-		if on[name] {
-			next.Modules = append(next.Modules, m)
-			continue
-		}
-		why, known := canRun[name]
-		if !known || why != "" {
-			if !known {
-				why = "this Ceph release has no such module"
-			}
-			next.Unavailable = append(next.Unavailable, m)
-			if !slices.Contains(prev.Unavailable, m) {
-				r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModuleUnavailable, "EnableModule", "mgr module %s skipped: %s", m, why)
-			}
-			continue
-		}
-		// Enabling restarts the mgr: retry what a restarting mgr answers.
-		if err := b.retry(ctx, func(ctx context.Context) error { return r.Ceph.EnableModule(ctx, conn, name) }); err != nil {
-			return fmt.Errorf("enabling mgr module %s: %w", name, err)
-		}
-		on[name] = true
-		enabled = append(enabled, m)
-		next.Modules = append(next.Modules, m)
-	}
-	if r.OrchestratorBackend != "" && slices.Contains(enabled, r.OrchestratorBackend) {
-		if err := b.retry(ctx, func(ctx context.Context) error {
-			return r.Ceph.SetOrchestratorBackend(ctx, conn, r.OrchestratorBackend)
-		}); err != nil {
-			return fmt.Errorf("setting the orchestrator backend: %w", err)
+		if err := b.runStep(ctx, conn, s, password); err != nil {
+			return err
 		}
 	}
-	if len(enabled) > 0 {
-		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonModulesEnabled, "EnableModule", "mgr modules enabled: %v", enabled)
+	next.Backend, next.Dashboard = plan.Backend, plan.Dashboard
+	if len(plan.Enabled) > 0 {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonModulesEnabled, "EnableModule", "mgr modules enabled: %v", plan.Enabled)
 	}
-	next.Dashboard = prev.Dashboard && on["dashboard"]
-	if on["dashboard"] && slices.Contains(want, "dashboard") && !next.Dashboard {
-		if err := b.configureDashboard(ctx, conn, dashboardPort); err != nil {
-			return fmt.Errorf("configuring the dashboard: %w", err)
-		}
-		next.Dashboard = true
+	if plan.Dashboard && !prev.Dashboard {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonDashboardReady, "ConfigureDashboard",
+			"dashboard on https port %d; user %q, password in Secret %s", containerPort(d, contract.PortNameDash, contract.PortDashboard),
+			contract.DashboardUser, contract.DashboardPasswordSecretName)
 	}
 	return nil
 }
 
-// retry repeats a step while the mgr restarts (EINVAL, EBUSY, EAGAIN, no
-// answer), with backoff, under ModuleTimeout (Rook's ExecuteCephCommandWithRetry).
+// runStep runs one planned command: not at all when its Unless read
+// succeeds, the OnNotFound command when it answers ENOENT, with retries when
+// it may meet a restarting mgr.
+func (b *scope) runStep(ctx context.Context, conn ceph.Conn, s step, password []byte) error {
+	r := b.r
+	if s.Unless != nil {
+		_, err := r.Ceph.Run(ctx, conn, *s.Unless)
+		if err == nil {
+			return nil
+		}
+		if !ceph.IsNotFound(err) {
+			return err
+		}
+	}
+	do := func(ctx context.Context) error {
+		c := s.Cmd
+		if s.Password {
+			c.Stdin = password
+		}
+		_, err := r.Ceph.Run(ctx, conn, c)
+		if ceph.IsNotFound(err) && s.OnNotFound != nil {
+			c = *s.OnNotFound
+			if s.Password {
+				c.Stdin = password
+			}
+			_, err = r.Ceph.Run(ctx, conn, c)
+		}
+		return err
+	}
+	var err error
+	if s.Retry {
+		err = b.retry(ctx, do)
+	} else {
+		err = do(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("ceph %s: %w", strings.Join(s.Cmd.Args, " "), err)
+	}
+	return nil
+}
+
+// retry repeats a step while the mgr restarts (a module's commands not loaded
+// yet, EBUSY, EAGAIN, no answer), with backoff, under ModuleTimeout (Rook's
+// ExecuteCephCommandWithRetry). Any other answer ends it at once.
 func (b *scope) retry(ctx context.Context, step func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, b.r.ModuleTimeout)
 	defer cancel()

@@ -17,12 +17,9 @@ type Ceph interface {
 	RemoveKey(ctx context.Context, conn ceph.Conn, entity string) error
 	MgrDump(ctx context.Context, conn ceph.Conn) (ceph.MgrMap, error)
 	MgrModules(ctx context.Context, conn ceph.Conn) (ceph.Modules, error)
-	EnableModule(ctx context.Context, conn ceph.Conn, module string) error
-	SetOrchestratorBackend(ctx context.Context, conn ceph.Conn, backend string) error
-	ConfigKeyExists(ctx context.Context, conn ceph.Conn, key string) (bool, error)
-	ConfigSet(ctx context.Context, conn ceph.Conn, who, option, value string) error
-	DashboardSelfSignedCert(ctx context.Context, conn ceph.Conn) error
-	DashboardSetUser(ctx context.Context, conn ceph.Conn, user, role string, password []byte) error
+	MgrMetadata(ctx context.Context, conn ceph.Conn, id string) (ceph.MgrMetadata, error)
+	// Run runs one planned command (module enables, options, dashboard).
+	Run(ctx context.Context, conn ceph.Conn, c ceph.Command) ([]byte, error)
 }
 
 var _ Ceph = &ceph.Runner{}
@@ -58,7 +55,3 @@ func DefaultOptions() Options {
 		WaitForMgr:          5 * time.Second,
 	}
 }
-
-// moduleAliases: a module of the seed's era and its successor, which later
-// releases keep always on (orchestrator_cli became orchestrator in Octopus).
-var moduleAliases = map[string]string{"orchestrator_cli": "orchestrator"}

@@ -41,6 +41,10 @@ type Status struct {
 	Unavailable []string `json:"unavailableModules,omitempty"`
 	// Dashboard is true once the dashboard has a certificate, its port and its admin user.
 	Dashboard bool `json:"dashboard,omitempty"`
+	// Backend is the orchestrator backend set (once rook is on).
+	Backend string `json:"orchestratorBackend,omitempty"`
+	// CephVersion is the release the mgr reported when its modules were planned.
+	CephVersion string `json:"cephVersion,omitempty"`
 	// LastError is the last failure, without any key material.
 	LastError string `json:"lastError,omitempty"`
 }

@@ -55,7 +55,7 @@ type Policy struct {
 type ImagePolicy struct {
 	// AllowedRepositories are fully qualified repositories (registry/path).
 	AllowedRepositories []string `json:"allowedRepositories,omitempty"`
-	// MinimumCephVersion is the oldest Ceph release admitted, e.g. "13.0.0".
+	// MinimumCephVersion is the oldest Ceph release admitted, e.g. "16.2.0".
 	MinimumCephVersion string `json:"minimumCephVersion,omitempty"`
 	// AllowLatest admits the "latest" tag (whose release cannot be checked).
 	AllowLatest bool `json:"allowLatest,omitempty"`
@@ -87,7 +87,10 @@ type LivenessProbe struct {
 }
 
 // DefaultPolicy returns the policy used when no file is given: the official
-// Ceph images from Mimic (v13, the seed's release) on, and the seed's values.
+// Ceph images from Pacific (16.2) on, and the seed's values. Pacific is the
+// oldest release whose dashboard takes its admin's password on stdin; older
+// ones (Mimic, the seed's release, included) need it on a command line, so a
+// site that admits them does so by lowering minimumCephVersion.
 func DefaultPolicy() *Policy {
 	p := &Policy{}
 	p.setDefaults()
@@ -103,7 +106,7 @@ func (p *Policy) setDefaults() {
 		p.Images.AllowedRepositories = []string{"quay.io/ceph/ceph", "docker.io/ceph/ceph"}
 	}
 	if p.Images.MinimumCephVersion == "" {
-		p.Images.MinimumCephVersion = "13.0.0"
+		p.Images.MinimumCephVersion = "16.2.0"
 	}
 	if p.DataDirHostPath == "" {
 		p.DataDirHostPath = "/var/lib/rook"

@@ -74,7 +74,7 @@ func TestValidateRules(t *testing.T) {
 			"spec.template.spec.containers[0].image", field.ErrorTypeNotSupported, "quay.io/ceph/ceph"},
 		"release too old": {
 			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "quay.io/ceph/ceph:v12.2.13" },
-			"spec.template.spec.containers[0].image", field.ErrorTypeInvalid, "older than the policy's minimum 13.0.0"},
+			"spec.template.spec.containers[0].image", field.ErrorTypeInvalid, "older than the policy's minimum 16.2.0"},
 		"latest refused": {
 			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "quay.io/ceph/ceph:latest" },
 			"spec.template.spec.containers[0].image", field.ErrorTypeInvalid, "pin a release tag"},

@@ -110,10 +110,20 @@ func IsInvalid(err error) bool { return hasErrno(err, syscall.EINVAL) }
 // IsNotFound reports ENOENT.
 func IsNotFound(err error) bool { return hasErrno(err, syscall.ENOENT) }
 
-// IsRetryable reports answers a restarting mgr gives: EINVAL, EBUSY, EAGAIN,
-// ETIMEDOUT, or no answer in time.
+// IsRetryable reports answers a restarting mgr gives: a command not (yet)
+// registered because its module is loading, EBUSY, EAGAIN, ETIMEDOUT, or no
+// answer in time. Any other EINVAL (bad arguments, a value or name the module
+// refuses) is permanent: waiting does not change it.
 func IsRetryable(err error) bool {
-	return IsUnavailable(err) || hasErrno(err, syscall.EINVAL, syscall.EBUSY, syscall.EAGAIN, syscall.ETIMEDOUT)
+	return IsUnavailable(err) || IsUnknownCommand(err) || hasErrno(err, syscall.EBUSY, syscall.EAGAIN, syscall.ETIMEDOUT)
+}
+
+// IsUnknownCommand reports the CLI's answer to a command that neither the
+// mons nor the active mgr offer: EINVAL with "no valid command found". A
+// module's commands give it while the module loads.
+func IsUnknownCommand(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Errno == syscall.EINVAL && strings.HasPrefix(e.Message, "no valid command found")
 }
 
 // IsUnavailable reports that the cluster could not be reached in time.

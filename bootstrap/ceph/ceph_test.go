@@ -111,8 +111,44 @@ func TestModulesAndMgrMap(t *testing.T) {
 	if err != nil || len(mods.AlwaysOn) == 0 || len(mods.Disabled) == 0 {
 		t.Fatalf("module ls %+v, %v", mods, err)
 	}
-	if err := r.EnableModule(ctx, liveConn(), "no-such-module"); err == nil {
+	enable := Command{Name: "mgr module enable", Kind: Write, Args: []string{"mgr", "module", "enable", "no-such-module"}}
+	if _, err := r.Run(ctx, liveConn(), enable); err == nil {
 		t.Fatal("enabling a module the release lacks succeeded")
+	}
+	md, err := r.MgrMetadata(ctx, liveConn(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ParseVersion(md.CephVersion); err != nil || v.Major < 13 {
+		t.Errorf("mgr metadata version %q: %v, %v", md.CephVersion, v, err)
+	}
+	if _, err := r.MgrMetadata(ctx, liveConn(), "zz"); !IsNotFound(err) {
+		t.Errorf("metadata of an unknown mgr: %v, want ENOENT", err)
+	}
+}
+
+// The CLI's answers, as this release gives them, sort into retry and stop.
+func TestRetryableAnswers(t *testing.T) {
+	ctx := context.Background()
+	r := &Runner{}
+	cases := map[string]struct {
+		args      []string
+		retryable bool
+	}{
+		"unknown command (a module still loading)": {[]string{"no-such", "command"}, true},
+		"arguments the command does not take":      {[]string{"config", "set", "mgr", "mgr/x/y", "1", "--no-such-flag"}, false},
+		"a backend module that does not exist":     {[]string{"orch", "set", "backend", "no-such-module"}, false},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := r.Run(ctx, liveConn(), Command{Name: "probe", Kind: Write, Args: c.args})
+			if !IsInvalid(err) {
+				t.Fatalf("%v: %v, want EINVAL", c.args, err)
+			}
+			if IsRetryable(err) != c.retryable {
+				t.Errorf("%v: IsRetryable(%v) = %v, want %v", c.args, err, !c.retryable, c.retryable)
+			}
+		})
 	}
 }
 

@@ -86,15 +86,31 @@ func (r *Runner) MgrDump(ctx context.Context, conn Conn) (MgrMap, error) {
 	return m, err
 }
 
-// Modules is `ceph mgr module ls`: what this release has, runs and always runs.
+// Modules is `ceph mgr module ls`: what this release has, runs and always
+// runs. Releases before Nautilus have no always-on modules.
 type Modules struct {
-	AlwaysOn []string `json:"always_on_modules"`
-	Enabled  []string `json:"enabled_modules"`
-	Disabled []struct {
-		Name        string `json:"name"`
-		CanRun      bool   `json:"can_run"`
-		ErrorString string `json:"error_string"`
-	} `json:"disabled_modules"`
+	AlwaysOn []string         `json:"always_on_modules"`
+	Enabled  []string         `json:"enabled_modules"`
+	Disabled []DisabledModule `json:"disabled_modules"`
+}
+
+// DisabledModule is a module the release has and does not run.
+type DisabledModule struct {
+	Name        string `json:"name"`
+	CanRun      bool   `json:"can_run"`
+	ErrorString string `json:"error_string"`
+}
+
+// UnmarshalJSON reads both forms: an object (Mimic on), or a bare name
+// (Luminous, which does not say whether the module can run).
+func (m *DisabledModule) UnmarshalJSON(b []byte) error {
+	var name string
+	if err := json.Unmarshal(b, &name); err == nil {
+		*m = DisabledModule{Name: name, CanRun: true}
+		return nil
+	}
+	type plain DisabledModule
+	return json.Unmarshal(b, (*plain)(m))
 }
 
 // MgrModules lists the mgr modules.
@@ -109,49 +125,22 @@ func (r *Runner) MgrModules(ctx context.Context, conn Conn) (Modules, error) {
 	return m, err
 }
 
-// EnableModule enables a mgr module (which restarts the mgr).
-func (r *Runner) EnableModule(ctx context.Context, conn Conn, module string) error {
-	_, err := r.Run(ctx, conn, Command{Name: "mgr module enable", Kind: Write, Args: []string{"mgr", "module", "enable", module}})
-	return err
+// MgrMetadata is the part of `ceph mgr metadata <id>` the controller reads.
+type MgrMetadata struct {
+	// CephVersion is the daemon's own banner, e.g. "ceph version 16.2.15
+	// (618f4408...) pacific (stable)"; every release since Luminous reports it.
+	CephVersion string `json:"ceph_version"`
 }
 
-// SetOrchestratorBackend points the orchestrator at a backend module.
-func (r *Runner) SetOrchestratorBackend(ctx context.Context, conn Conn, backend string) error {
-	_, err := r.Run(ctx, conn, Command{Name: "orch set backend", Kind: Write, Args: []string{"orch", "set", "backend", backend}})
-	return err
-}
-
-// ConfigKeyExists reports whether a config-key is set.
-func (r *Runner) ConfigKeyExists(ctx context.Context, conn Conn, key string) (bool, error) {
-	_, err := r.Run(ctx, conn, Command{Name: "config-key exists", Kind: Read, Args: []string{"config-key", "exists", key}})
-	if IsNotFound(err) {
-		return false, nil
+// MgrMetadata reads what mgr id reported about itself; ENOENT while it has
+// not registered.
+func (r *Runner) MgrMetadata(ctx context.Context, conn Conn, id string) (MgrMetadata, error) {
+	var m MgrMetadata
+	out, err := r.Run(ctx, conn, Command{Name: "mgr metadata", Kind: Read, Args: []string{"mgr", "metadata", id}})
+	if err == nil {
+		if err = json.Unmarshal(out, &m); err != nil {
+			err = &Error{Command: "mgr metadata", Message: "unexpected output: " + err.Error()}
+		}
 	}
-	return err == nil, err
-}
-
-// ConfigSet sets a config option for who (--force: module options are unknown
-// to the mons until the module has loaded).
-func (r *Runner) ConfigSet(ctx context.Context, conn Conn, who, option, value string) error {
-	_, err := r.Run(ctx, conn, Command{Name: "config set", Kind: Write, Args: []string{"config", "set", who, option, value, "--force"}})
-	return err
-}
-
-// DashboardSelfSignedCert makes the dashboard create a self-signed certificate.
-func (r *Runner) DashboardSelfSignedCert(ctx context.Context, conn Conn) error {
-	_, err := r.Run(ctx, conn, Command{Name: "dashboard create-self-signed-cert", Kind: Write, Args: []string{"dashboard", "create-self-signed-cert"}})
-	return err
-}
-
-// DashboardSetUser sets the password of the dashboard user, creating the user
-// with role when it does not exist (ac-user-create answers 0 for an existing
-// user, so the set comes first). The password goes through stdin, never argv.
-func (r *Runner) DashboardSetUser(ctx context.Context, conn Conn, user, role string, password []byte) error {
-	_, err := r.Run(ctx, conn, Command{Name: "dashboard ac-user-set-password", Kind: Write, Stdin: password,
-		Args: []string{"dashboard", "ac-user-set-password", user, "--force-password"}})
-	if IsNotFound(err) {
-		_, err = r.Run(ctx, conn, Command{Name: "dashboard ac-user-create", Kind: Write, Stdin: password,
-			Args: []string{"dashboard", "ac-user-create", user, role, "--force-password"}})
-	}
-	return err
+	return m, err
 }

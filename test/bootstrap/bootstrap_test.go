@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -78,8 +80,19 @@ func TestMgrBootstrap(t *testing.T) {
 			t.Errorf("ceph mgr module ls: %s not enabled (enabled: %v)", m, on)
 		}
 	}
-	if !slices.Contains(st.Modules, "orchestrator_cli") || !st.Dashboard || st.ObservedGeneration == 0 {
-		t.Errorf("status %+v: want orchestrator_cli (always-on successor), dashboard done, observedGeneration", st)
+	if !slices.Contains(st.Modules, "orchestrator_cli") || !st.Dashboard || st.ObservedGeneration == 0 || st.Backend != "rook" {
+		t.Errorf("status %+v: want orchestrator_cli (always-on successor), dashboard done, backend rook, observedGeneration", st)
+	}
+	// The plan was made for the release the mgr runs, and the backend is set.
+	banner, err := exec.Command("ceph", "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if installed, err := ceph.ParseVersion(string(banner)); err != nil || st.CephVersion != installed.String() {
+		t.Errorf("status cephVersion %q, want the installed %v (%v)", st.CephVersion, installed, err)
+	}
+	if out, err := c.Ceph(ctx, "orch", "status"); err != nil || !strings.Contains(string(out), `"backend": "rook"`) && !strings.Contains(string(out), `"backend":"rook"`) {
+		t.Errorf("ceph orch status: %s, %v; want backend rook", out, err)
 	}
 	reasons := eventReasons(t, nsMain, d.Name)
 	for _, r := range []string{bootstrap.ReasonKeyringCreated, bootstrap.ReasonServicesReady, bootstrap.ReasonModulesEnabled, bootstrap.ReasonDashboardReady} {

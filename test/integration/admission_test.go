@@ -185,7 +185,6 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 // are set aside.
 func TestSeedPodTemplateThroughAPIServer(t *testing.T) {
 	ex := example(t)
-	ex.Spec.Template.Spec.Containers[0].Image = "ceph/ceph:v13.2.3-20190410"
 	if err := k8s.Create(context.Background(), ex); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +203,15 @@ func TestSeedPodTemplateThroughAPIServer(t *testing.T) {
 	}
 	dropToken(want)
 
-	got := toMap(t, stored.Spec.Template.Spec)
+	// The seed's image is Mimic, which the default policy no longer admits:
+	// the stored template carries the example's image wherever the seed has
+	// its own, and is compared with the seed's image name put back.
+	const seedImage = "ceph/ceph:v13.2.3-20190410"
+	image := ex.Spec.Template.Spec.Containers[0].Image
+	got := map[string]any{}
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(must(json.Marshal(stored.Spec.Template.Spec))), `"`+image+`"`, `"`+seedImage+`"`)), &got); err != nil {
+		t.Fatal(err)
+	}
 	// Our deliberate deviations: the admin-socket liveness probe (rook#3370)
 	// and the init containers' mon connect timeout (rook#3049).
 	delete(got["containers"].([]any)[0].(map[string]any), "livenessProbe")

@@ -1,0 +1,47 @@
+package ceph
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// Version is a Ceph release number: 13.2.3 is Mimic, 16.2.15 Pacific.
+type Version struct{ Major, Minor, Patch int }
+
+// Named releases the controller plans for.
+var (
+	Nautilus = Version{14, 0, 0}
+	Octopus  = Version{15, 0, 0}
+	Pacific  = Version{16, 2, 0}
+	Tentacle = Version{20, 0, 0}
+)
+
+// AtLeast reports v >= o.
+func (v Version) AtLeast(o Version) bool {
+	if v.Major != o.Major {
+		return v.Major > o.Major
+	}
+	if v.Minor != o.Minor {
+		return v.Minor > o.Minor
+	}
+	return v.Patch >= o.Patch
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
+
+var banner = regexp.MustCompile(`ceph version (\d+)\.(\d+)\.(\d+)`)
+
+// ParseVersion reads a daemon's version banner, "ceph version 16.2.15
+// (618f4408...) pacific (stable)", as `ceph mgr metadata` reports it.
+func ParseVersion(s string) (Version, error) {
+	m := banner.FindStringSubmatch(s)
+	if m == nil {
+		return Version{}, fmt.Errorf("%q is not a ceph version banner", s)
+	}
+	var n [3]int
+	for i := range n {
+		n[i], _ = strconv.Atoi(m[i+1]) // \d+ always parses
+	}
+	return Version{n[0], n[1], n[2]}, nil
+}
