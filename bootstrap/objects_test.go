@@ -1,0 +1,134 @@
+package bootstrap
+
+import (
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// The desired state of what the controller creates per mgr: keyring Secret
+// and Services, and what it reads from the Deployment (ports, modules).
+
+func TestKeyringSecret(t *testing.T) {
+	for name, tc := range map[string]struct {
+		caps []string
+		want string
+	}{
+		"rook's caps": {contract.DefaultCaps, "[mgr.a]\n\tkey = AQB==\n\tcaps mon = \"allow profile mgr\"\n\tcaps mds = \"allow *\"\n\tcaps osd = \"allow *\"\n"},
+		"seed's caps": {contract.SeedCaps, "[mgr.a]\n\tkey = AQB==\n\tcaps mon = \"allow *\"\n\tcaps mds = \"allow *\"\n\tcaps osd = \"allow *\"\n"},
+		"no caps":     {nil, "[mgr.a]\n\tkey = AQB==\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := keyringSecret(mgr("rook-ceph-mgr-a", "a", "uid-a"), "a", "AQB==", tc.caps)
+			if got := s.StringData[contract.KeyringKey]; got != tc.want {
+				t.Errorf("keyring:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if s.Name != "rook-ceph-mgr-a-keyring" || s.Namespace != "rook-ceph" || s.Type != corev1.SecretTypeOpaque {
+				t.Errorf("Secret %s/%s type %s", s.Namespace, s.Name, s.Type)
+			}
+			if s.Labels[contract.LabelApp] != contract.AppName || s.Labels[contract.LabelMgrID] != "a" || s.Labels[contract.LabelRookCluster] != "rook-ceph" {
+				t.Errorf("labels %v: the controller's cache selects app=rook-ceph-mgr", s.Labels)
+			}
+		})
+	}
+}
+
+func TestDesiredServices(t *testing.T) {
+	svcs := desiredServices(mgr("rook-ceph-mgr-b", "b", "uid-b"), "b")
+	want := map[string]struct {
+		port       string
+		number     int32
+		targetPort string
+	}{
+		"rook-ceph-mgr-b":           {"http-metrics", 9283, "http-metrics"},
+		"rook-ceph-mgr-b-dashboard": {"https-dashboard", 8443, "dashboard"},
+	}
+	if len(svcs) != len(want) {
+		t.Fatalf("%d Services, want %d", len(svcs), len(want))
+	}
+	for _, s := range svcs {
+		w, ok := want[s.Name]
+		if !ok {
+			t.Errorf("unexpected Service %s", s.Name)
+			continue
+		}
+		p := s.Spec.Ports
+		if len(p) != 1 || p[0].Name != w.port || p[0].Port != w.number || p[0].TargetPort != intstr.FromString(w.targetPort) || p[0].Protocol != corev1.ProtocolTCP {
+			t.Errorf("%s ports %+v", s.Name, p)
+		}
+		if sel := s.Spec.Selector; sel["mgr"] != "b" || sel["app"] != contract.AppName || sel["rook_cluster"] != "rook-ceph" || len(sel) != 3 {
+			t.Errorf("%s selects %v, want exactly mgr b's pods", s.Name, sel)
+		}
+		if s.Spec.Type != corev1.ServiceTypeClusterIP {
+			t.Errorf("%s type %s", s.Name, s.Spec.Type)
+		}
+	}
+}
+
+// TestServiceDrifted: only the fields the controller owns count; what users
+// add (labels, annotations) and what the API server fills in do not.
+func TestServiceDrifted(t *testing.T) {
+	want := desiredServices(mgr("rook-ceph-mgr-a", "a", "uid-a"), "a")[0]
+	for name, tc := range map[string]struct {
+		edit  func(*corev1.Service)
+		drift bool
+	}{
+		"as desired":                  {func(*corev1.Service) {}, false},
+		"a user label and annotation": {func(s *corev1.Service) { s.Labels["team"] = "storage"; s.Annotations = map[string]string{"a": "b"} }, false},
+		"cluster IP and node port filled": {func(s *corev1.Service) {
+			s.Spec.ClusterIP = "10.0.0.1"
+			s.Spec.SessionAffinity = corev1.ServiceAffinityNone
+		}, false},
+		"selector widened":      {func(s *corev1.Service) { delete(s.Spec.Selector, contract.LabelMgrID) }, true},
+		"port changed":          {func(s *corev1.Service) { s.Spec.Ports[0].Port = 80 }, true},
+		"target port by number": {func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(9283) }, true},
+		"a port added":          {func(s *corev1.Service) { s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "x", Port: 1}) }, true},
+		"type NodePort":         {func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }, true},
+		"our label removed":     {func(s *corev1.Service) { delete(s.Labels, contract.LabelApp) }, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			have := want.DeepCopy()
+			tc.edit(have)
+			if got := serviceDrifted(have, want); got != tc.drift {
+				t.Errorf("serviceDrifted = %v, want %v", got, tc.drift)
+			}
+		})
+	}
+}
+
+func TestWantedModulesAndPorts(t *testing.T) {
+	defaults := contract.DefaultModules
+	for name, tc := range map[string]struct {
+		annotations map[string]string
+		want        []string
+	}{
+		"no annotation: the defaults":   {nil, defaults},
+		"an override, spaces trimmed":   {map[string]string{contract.AnnotationModules: " prometheus , dashboard,"}, []string{"prometheus", "dashboard"}},
+		"empty override: none at all":   {map[string]string{contract.AnnotationModules: ""}, nil},
+		"other annotations are ignored": {map[string]string{"x": "rook"}, defaults},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+			d.Annotations = tc.annotations
+			if got := wantedModules(d, defaults); !slices.Equal(got, tc.want) {
+				t.Errorf("wantedModules = %v, want %v", got, tc.want)
+			}
+		})
+	}
+
+	d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+	d.Spec.Template.Spec.Containers = []corev1.Container{
+		{Name: "log-collector", Ports: []corev1.ContainerPort{{Name: contract.PortNameDash, ContainerPort: 1}}},
+		{Name: contract.MgrContainerName, Ports: []corev1.ContainerPort{{Name: contract.PortNameDash, ContainerPort: 18443}}},
+	}
+	if got := containerPort(d, contract.PortNameDash, contract.PortDashboard); got != 18443 {
+		t.Errorf("dashboard port %d, want the mgr container's 18443 (not a sidecar's)", got)
+	}
+	if got := containerPort(d, contract.PortNameMetrics, contract.PortMetrics); got != contract.PortMetrics {
+		t.Errorf("metrics port %d, want the default %d when the container names none", got, contract.PortMetrics)
+	}
+}
