@@ -16,20 +16,21 @@ func moduleLs(alwaysOn, enabled, disabled []string) ceph.Modules {
 	m := ceph.Modules{AlwaysOn: alwaysOn, Enabled: enabled}
 	for _, d := range disabled {
 		if name, ok := strings.CutPrefix(d, "!"); ok {
-			m.Disabled = append(m.Disabled, ceph.DisabledModule{Name: name, ErrorString: "No module named 'kubernetes'"})
+			m.Disabled = append(m.Disabled, ceph.ModuleInfo{Name: name, ErrorString: "No module named 'kubernetes'"})
 		} else {
-			m.Disabled = append(m.Disabled, ceph.DisabledModule{Name: d, CanRun: true})
+			m.Disabled = append(m.Disabled, ceph.ModuleInfo{Name: d, CanRun: true})
 		}
 	}
 	return m
 }
 
 // What each release's `mgr module ls` says of the modules the seed wants, on
-// a fresh cluster.
+// a fresh cluster (the always-on lists are those the mgr map of 16.2.15
+// keeps per release).
 var (
 	mimicLs    = moduleLs(nil, []string{"balancer", "iostat", "restful", "status"}, []string{"dashboard", "influx", "prometheus", "telemetry"})
-	nautilusLs = moduleLs([]string{"balancer", "crash", "devicehealth", "progress", "rbd_support", "status", "volumes"},
-		[]string{"iostat", "restful"}, []string{"dashboard", "orchestrator_cli", "prometheus", "rook"})
+	nautilusLs = moduleLs([]string{"balancer", "crash", "devicehealth", "orchestrator_cli", "progress", "rbd_support", "status", "volumes"},
+		[]string{"iostat", "restful"}, []string{"dashboard", "prometheus", "rook"})
 	laterLs = moduleLs([]string{"balancer", "crash", "devicehealth", "orchestrator", "pg_autoscaler", "progress", "rbd_support", "status", "telemetry", "volumes"},
 		[]string{"iostat", "nfs", "restful"}, []string{"dashboard", "prometheus", "rook"})
 )
@@ -89,10 +90,9 @@ func TestPlanModules(t *testing.T) {
 			skipped: []string{"orchestrator_cli: the orchestrator needs Ceph Nautilus", "rook: the rook module needs Ceph Nautilus",
 				"dashboard: Ceph 13.2.3 takes the dashboard password only on the command line"},
 		},
-		"nautilus 14.2: orchestrator_cli enabled, `orchestrator set backend`": {
+		"nautilus 14.2: orchestrator_cli always on, `orchestrator set backend`": {
 			in: moduleInputs{Release: v("14.2.22"), Want: seed, Modules: nautilusLs, Backend: "rook"},
 			steps: then(options,
-				"ceph mgr module enable orchestrator_cli",
 				"ceph mgr module enable rook",
 				"ceph mgr module enable prometheus",
 				"ceph mgr module enable dashboard",
@@ -154,6 +154,11 @@ func TestPlanModules(t *testing.T) {
 			in: moduleInputs{Release: v("17.2.7"), Want: []string{"dashboard"},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard"}, nil)},
 			steps: []string{cert, login}, modules: []string{"dashboard"}, dashboard: true,
+		},
+		"nautilus without orchestrator_cli always on: enabled": {
+			in: moduleInputs{Release: v("14.2.0"), Want: []string{"orchestrator_cli"},
+				Modules: moduleLs(nil, nil, []string{"orchestrator_cli"})},
+			steps: []string{"ceph mgr module enable orchestrator_cli"}, modules: []string{"orchestrator_cli"},
 		},
 		"a module that cannot run and one the release lacks are skipped, not enabled": {
 			in: moduleInputs{Release: v("18.2.4"), Want: []string{"rook", "influx"},

@@ -26,10 +26,10 @@ func sortedCopy(s []string) []string {
 	return slices.Compact(c)
 }
 
-// enableModules reads what the mgr runs, plans the module commands for its
+// enableModules reads the release the mgr runs, plans the module commands for its
 // release (planModules) and runs them in order; what the plan leaves out
 // becomes a Warning Event, once.
-func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, want []string, prev Status, next *Status) error {
+func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, mgrMap ceph.MgrMap, want []string, prev Status, next *Status) error {
 	r, d := b.r, b.d
 	md, err := r.Ceph.MgrMetadata(ctx, conn, b.id)
 	if err != nil {
@@ -39,12 +39,8 @@ func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, want []string
 	if err != nil {
 		return fmt.Errorf("mgr %s's release: %w", b.id, err)
 	}
-	mods, err := r.Ceph.MgrModules(ctx, conn)
-	if err != nil {
-		return err
-	}
 	plan := planModules(moduleInputs{
-		Release: rel, MgrID: b.id, Want: want, Modules: mods, Prev: prev, Backend: r.OrchestratorBackend,
+		Release: rel, MgrID: b.id, Want: want, Modules: mgrMap.Modules(rel), Prev: prev, Backend: r.OrchestratorBackend,
 		MetricsPort:   containerPort(d, contract.PortNameMetrics, contract.PortMetrics),
 		DashboardPort: containerPort(d, contract.PortNameDash, contract.PortDashboard),
 	})

@@ -16,7 +16,6 @@ type Ceph interface {
 	SetCaps(ctx context.Context, conn ceph.Conn, entity string, caps []string) error
 	RemoveKey(ctx context.Context, conn ceph.Conn, entity string) error
 	MgrDump(ctx context.Context, conn ceph.Conn) (ceph.MgrMap, error)
-	MgrModules(ctx context.Context, conn ceph.Conn) (ceph.Modules, error)
 	MgrMetadata(ctx context.Context, conn ceph.Conn, id string) (ceph.MgrMetadata, error)
 	// Run runs one planned command (module enables, options, dashboard).
 	Run(ctx context.Context, conn ceph.Conn, c ceph.Command) ([]byte, error)

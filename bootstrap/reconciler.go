@@ -69,6 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 		patch := client.MergeFrom(d.DeepCopy())
 		controllerutil.AddFinalizer(d, contract.FinalizerCephxKey)
+		apiWrites.Inc()
 		if err := r.Client.Patch(ctx, d, patch); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -123,7 +124,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *S
 		next.Phase = PhaseWaitingForMgr
 		return ctrl.Result{RequeueAfter: r.WaitForMgr}, nil
 	}
-	if err := b.enableModules(ctx, conn, want, st, next); err != nil {
+	if err := b.enableModules(ctx, conn, mgrMap, want, st, next); err != nil {
 		return ctrl.Result{}, err
 	}
 	next.Phase = PhaseReady

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,6 +137,35 @@ func run(n, nss int, binDir string) error {
 	if err != nil {
 		return err
 	}
+
+	// One module run on the real mgr daemon "a": the seed's modules, planned
+	// for the release it runs. Its ceph calls by command, from the same
+	// controller's counters.
+	d := &appsv1.Deployment{}
+	d.Name, d.Namespace = "rook-ceph-mgr-a", "ceph-0"
+	d.Labels = map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}
+	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1Container())
+	res, errs := mutate.Complete(d, mutate.ClusterInfo{Namespace: d.Namespace, FSID: cc.FSID}, mutate.DefaultPolicy())
+	if len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	if err := cl.Create(ctx, res.Deployment); err != nil {
+		return err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		got := &appsv1.Deployment{}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+			return false, nil
+		}
+		st, err := bootstrap.StatusOf(got)
+		return err == nil && st.Phase == bootstrap.PhaseReady, nil
+	}); err != nil {
+		return fmt.Errorf("mgr a's modules not Ready (log %s)", filepath.Join(dir, "bootstrap.log"))
+	}
+	mod, err := scrape(port)
+	if err != nil {
+		return err
+	}
 	proc.Stop(10 * time.Second)
 
 	fmt.Printf("| measure | value |\n|---|---|\n")
@@ -146,6 +176,14 @@ func run(n, nss int, binDir string) error {
 	fmt.Printf("| API writes per mgr | %.2f |\n", m["apiWrites"]/float64(n))
 	fmt.Printf("| full resync at rest (%d reconciles) | %.0f ceph calls, %.0f API writes |\n", int(r["reconciles"]), r["calls"], r["apiWrites"])
 	fmt.Printf("| controller peak RSS | %.1f MiB |\n", float64(peak)/1024)
+	var cmds []string
+	for k := range mod {
+		if c, ok := strings.CutPrefix(k, "cmd:"); ok && mod[k] > r[k] {
+			cmds = append(cmds, fmt.Sprintf("%s ×%.0f", c, mod[k]-r[k]))
+		}
+	}
+	slices.Sort(cmds)
+	fmt.Printf("| module run, mgr a, seed modules | %.0f ceph calls (%.0f writes): %s |\n", mod["calls"]-r["calls"], mod["writes"]-r["writes"], strings.Join(cmds, ", "))
 	return nil
 }
 
@@ -183,6 +221,9 @@ func scrape(port int) (map[string]float64, error) {
 		switch {
 		case strings.HasPrefix(name, "mgr_bootstrap_ceph_calls_total"):
 			out["calls"] += v
+			if _, rest, ok := strings.Cut(name, `command="`); ok {
+				out["cmd:"+rest[:strings.IndexByte(rest, '"')]] += v
+			}
 			if strings.Contains(name, `kind="write"`) {
 				out["writes"] += v
 			}

@@ -2,8 +2,10 @@ package ceph
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,20 +109,40 @@ func TestModulesAndMgrMap(t *testing.T) {
 	if err != nil || !m.Available || !m.Knows("a") || m.Knows("zz") {
 		t.Fatalf("mgr dump %+v, %v", m, err)
 	}
-	mods, err := r.MgrModules(ctx, liveConn())
-	if err != nil || len(mods.AlwaysOn) == 0 || len(mods.Disabled) == 0 {
-		t.Fatalf("module ls %+v, %v", mods, err)
-	}
-	enable := Command{Name: "mgr module enable", Kind: Write, Args: []string{"mgr", "module", "enable", "no-such-module"}}
-	if _, err := r.Run(ctx, liveConn(), enable); err == nil {
-		t.Fatal("enabling a module the release lacks succeeded")
-	}
 	md, err := r.MgrMetadata(ctx, liveConn(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := ParseVersion(md.CephVersion); err != nil || v.Major < 13 {
-		t.Errorf("mgr metadata version %q: %v, %v", md.CephVersion, v, err)
+	rel, err := ParseVersion(md.CephVersion)
+	if err != nil || rel.Major < 13 {
+		t.Fatalf("mgr metadata version %q: %v, %v", md.CephVersion, rel, err)
+	}
+	// The module list computed from the map is what `mgr module ls` says.
+	out, err := r.Run(ctx, liveConn(), Command{Name: "mgr module ls", Kind: Read, Args: []string{"mgr", "module", "ls"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls Modules
+	if err := json.Unmarshal(out, &ls); err != nil {
+		t.Fatal(err)
+	}
+	got := m.Modules(rel)
+	names := func(ms []ModuleInfo) (n []string) {
+		for _, x := range ms {
+			n = append(n, fmt.Sprintf("%s/%v", x.Name, x.CanRun))
+		}
+		slices.Sort(n)
+		return n
+	}
+	sorted := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+	if len(ls.AlwaysOn) == 0 || len(ls.Disabled) == 0 ||
+		!slices.Equal(sorted(got.AlwaysOn), sorted(ls.AlwaysOn)) || !slices.Equal(sorted(got.Enabled), sorted(ls.Enabled)) ||
+		!slices.Equal(names(got.Disabled), names(ls.Disabled)) {
+		t.Errorf("from mgr dump:\n%+v\nmgr module ls:\n%+v", got, ls)
+	}
+	enable := Command{Name: "mgr module enable", Kind: Write, Args: []string{"mgr", "module", "enable", "no-such-module"}}
+	if _, err := r.Run(ctx, liveConn(), enable); err == nil {
+		t.Fatal("enabling a module the release lacks succeeded")
 	}
 	if _, err := r.MgrMetadata(ctx, liveConn(), "zz"); !IsNotFound(err) {
 		t.Errorf("metadata of an unknown mgr: %v, want ENOENT", err)
@@ -180,5 +202,26 @@ func TestStableMessage(t *testing.T) {
 	}
 	if got := stableMessage("Error EINVAL: key for mgr.a exists but cap mon does not match", dir); got != "Error EINVAL: key for mgr.a exists but cap mon does not match" {
 		t.Errorf("a plain message changed: %q", got)
+	}
+}
+
+// A mgr runs the always-on modules of its own release; one newer than the
+// map names runs the newest listed.
+func TestModulesForRelease(t *testing.T) {
+	m := MgrMap{
+		Enabled:          []string{"iostat"},
+		AvailableModules: []ModuleInfo{{Name: "iostat", CanRun: true}, {Name: "orchestrator", CanRun: true}, {Name: "orchestrator_cli", CanRun: true}, {Name: "rook"}},
+		AlwaysOn:         map[string][]string{"nautilus": {"orchestrator_cli"}, "octopus": {"orchestrator"}},
+	}
+	for rel, want := range map[Version]string{
+		{14, 2, 22}: "always [orchestrator_cli] enabled [iostat] disabled [{orchestrator true } {rook false }]",
+		{15, 2, 17}: "always [orchestrator] enabled [iostat] disabled [{orchestrator_cli true } {rook false }]",
+		{22, 0, 0}:  "always [orchestrator] enabled [iostat] disabled [{orchestrator_cli true } {rook false }]",
+		{13, 2, 3}:  "always [] enabled [iostat] disabled [{orchestrator true } {orchestrator_cli true } {rook false }]",
+	} {
+		got := m.Modules(rel)
+		if s := fmt.Sprintf("always %v enabled %v disabled %v", got.AlwaysOn, got.Enabled, got.Disabled); s != want {
+			t.Errorf("%v: %s, want %s", rel, s, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package ceph
 import (
 	"context"
 	"encoding/json"
+	"slices"
 )
 
 // The commands the bootstrap controller uses, each with its metric name.
@@ -52,13 +53,18 @@ func (r *Runner) RemoveKey(ctx context.Context, conn Conn, entity string) error 
 	return err
 }
 
-// MgrMap is the part of `ceph mgr dump` the controller reads.
+// MgrMap is the part of `ceph mgr dump` the controller reads: who is active
+// and standing by, and the modules (what the active mgr has, what is enabled,
+// and what each release keeps always on).
 type MgrMap struct {
 	Available  bool   `json:"available"`
 	ActiveName string `json:"active_name"`
 	Standbys   []struct {
 		Name string `json:"name"`
 	} `json:"standbys"`
+	Enabled          []string            `json:"modules"`
+	AvailableModules []ModuleInfo        `json:"available_modules"`
+	AlwaysOn         map[string][]string `json:"always_on_modules"`
 }
 
 // Knows reports whether mgr id is the active mgr or a standby.
@@ -86,16 +92,16 @@ func (r *Runner) MgrDump(ctx context.Context, conn Conn) (MgrMap, error) {
 	return m, err
 }
 
-// Modules is `ceph mgr module ls`: what this release has, runs and always
-// runs. Releases before Nautilus have no always-on modules.
+// Modules is what `ceph mgr module ls` answers: what a release always runs,
+// what is enabled, and what the active mgr has and does not run.
 type Modules struct {
-	AlwaysOn []string         `json:"always_on_modules"`
-	Enabled  []string         `json:"enabled_modules"`
-	Disabled []DisabledModule `json:"disabled_modules"`
+	AlwaysOn []string     `json:"always_on_modules"`
+	Enabled  []string     `json:"enabled_modules"`
+	Disabled []ModuleInfo `json:"disabled_modules"`
 }
 
-// DisabledModule is a module the release has and does not run.
-type DisabledModule struct {
+// ModuleInfo is a module the active mgr has, and whether it can run.
+type ModuleInfo struct {
 	Name        string `json:"name"`
 	CanRun      bool   `json:"can_run"`
 	ErrorString string `json:"error_string"`
@@ -103,26 +109,43 @@ type DisabledModule struct {
 
 // UnmarshalJSON reads both forms: an object (Mimic on), or a bare name
 // (Luminous, which does not say whether the module can run).
-func (m *DisabledModule) UnmarshalJSON(b []byte) error {
+func (m *ModuleInfo) UnmarshalJSON(b []byte) error {
 	var name string
 	if err := json.Unmarshal(b, &name); err == nil {
-		*m = DisabledModule{Name: name, CanRun: true}
+		*m = ModuleInfo{Name: name, CanRun: true}
 		return nil
 	}
-	type plain DisabledModule
+	type plain ModuleInfo
 	return json.Unmarshal(b, (*plain)(m))
 }
 
-// MgrModules lists the mgr modules.
-func (r *Runner) MgrModules(ctx context.Context, conn Conn) (Modules, error) {
-	var m Modules
-	out, err := r.Run(ctx, conn, Command{Name: "mgr module ls", Kind: Read, Args: []string{"mgr", "module", "ls"}})
-	if err == nil {
-		if err = json.Unmarshal(out, &m); err != nil {
-			err = &Error{Command: "mgr module ls", Message: "unexpected output: " + err.Error()}
+// releaseNames are the names under which the mgr map keeps each release's
+// always-on modules.
+var releaseNames = map[int]string{14: "nautilus", 15: "octopus", 16: "pacific", 17: "quincy", 18: "reef", 19: "squid", 20: "tentacle", 21: "umbrella"}
+
+// Modules is `ceph mgr module ls` computed from the map for a mgr of release
+// rel, as that mgr sees it: it runs the always-on modules of its own release
+// (the newest listed for an unnamed one), so one `mgr dump` answers both who
+// is active and which modules are on.
+func (m MgrMap) Modules(rel Version) Modules {
+	var always []string
+	if name, ok := releaseNames[rel.Major]; ok {
+		always = m.AlwaysOn[name]
+	} else {
+		best := 0
+		for major, name := range releaseNames {
+			if _, listed := m.AlwaysOn[name]; listed && major <= rel.Major && major > best {
+				best, always = major, m.AlwaysOn[name]
+			}
 		}
 	}
-	return m, err
+	mods := Modules{AlwaysOn: slices.Clone(always), Enabled: slices.Clone(m.Enabled)}
+	for _, info := range m.AvailableModules {
+		if !slices.Contains(always, info.Name) && !slices.Contains(m.Enabled, info.Name) {
+			mods.Disabled = append(mods.Disabled, info)
+		}
+	}
+	return mods
 }
 
 // MgrMetadata is the part of `ceph mgr metadata <id>` the controller reads.
