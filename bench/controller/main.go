@@ -91,32 +91,11 @@ func run(n, nss int, binDir string) error {
 	for i := range n {
 		ns := fmt.Sprintf("ceph-%d", i%nss)
 		id := "m" + strconv.Itoa(i)
-		d := &appsv1.Deployment{}
-		d.Name, d.Namespace = "rook-ceph-mgr-"+id, ns
-		d.Labels = map[string]string{"app": "rook-ceph-mgr", "mgr": id}
-		d.Annotations = map[string]string{contract.AnnotationModules: ""}
-		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1Container())
-		res, errs := mutate.Complete(d, mutate.ClusterInfo{Namespace: ns, FSID: cc.FSID}, mutate.DefaultPolicy())
-		if len(errs) > 0 {
-			return errs.ToAggregate()
-		}
-		if err := cl.Create(ctx, res.Deployment); err != nil {
+		if err := createMgr(ctx, cl, ns, id, cc.FSID, map[string]string{contract.AnnotationModules: ""}); err != nil {
 			return err
 		}
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list := &appsv1.DeploymentList{}
-		if err := cl.List(ctx, list, client.MatchingLabels{"app": "rook-ceph-mgr"}); err != nil {
-			return false, nil
-		}
-		ready := 0
-		for _, d := range list.Items {
-			if st, err := bootstrap.StatusOf(&d); err == nil && st.Phase == bootstrap.PhaseReady {
-				ready++
-			}
-		}
-		return ready == n, nil
-	}); err != nil {
+	if err := waitReady(ctx, cl, n, 10*time.Minute); err != nil {
 		return fmt.Errorf("not all %d mgrs bootstrapped (log %s)", n, filepath.Join(dir, "bootstrap.log"))
 	}
 	elapsed := time.Since(t0)
@@ -141,25 +120,10 @@ func run(n, nss int, binDir string) error {
 	// One module run on the real mgr daemon "a": the seed's modules, planned
 	// for the release it runs. Its ceph calls by command, from the same
 	// controller's counters.
-	d := &appsv1.Deployment{}
-	d.Name, d.Namespace = "rook-ceph-mgr-a", "ceph-0"
-	d.Labels = map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}
-	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1Container())
-	res, errs := mutate.Complete(d, mutate.ClusterInfo{Namespace: d.Namespace, FSID: cc.FSID}, mutate.DefaultPolicy())
-	if len(errs) > 0 {
-		return errs.ToAggregate()
-	}
-	if err := cl.Create(ctx, res.Deployment); err != nil {
+	if err := createMgr(ctx, cl, "ceph-0", "a", cc.FSID, nil); err != nil {
 		return err
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		got := &appsv1.Deployment{}
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
-			return false, nil
-		}
-		st, err := bootstrap.StatusOf(got)
-		return err == nil && st.Phase == bootstrap.PhaseReady, nil
-	}); err != nil {
+	if err := waitReady(ctx, cl, n+1, 5*time.Minute); err != nil {
 		return fmt.Errorf("mgr a's modules not Ready (log %s)", filepath.Join(dir, "bootstrap.log"))
 	}
 	mod, err := scrape(port)
@@ -185,6 +149,37 @@ func run(n, nss int, binDir string) error {
 	slices.Sort(cmds)
 	fmt.Printf("| module run, mgr a, seed modules | %.0f ceph calls (%.0f writes): %s |\n", mod["calls"]-r["calls"], mod["writes"]-r["writes"], strings.Join(cmds, ", "))
 	return nil
+}
+
+// createMgr creates mgr id's Deployment, completed as the webhook would.
+func createMgr(ctx context.Context, cl client.Client, ns, id, fsid string, annotations map[string]string) error {
+	d := &appsv1.Deployment{}
+	d.Name, d.Namespace = contract.DeploymentName(id), ns
+	d.Labels = map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id}
+	d.Annotations = annotations
+	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1Container())
+	res, errs := mutate.Complete(d, mutate.ClusterInfo{Namespace: ns, FSID: fsid}, mutate.DefaultPolicy())
+	if len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	return cl.Create(ctx, res.Deployment)
+}
+
+// waitReady waits until n mgr Deployments have status Ready.
+func waitReady(ctx context.Context, cl client.Client, n int, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		list := &appsv1.DeploymentList{}
+		if err := cl.List(ctx, list, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, d := range list.Items {
+			if st, err := bootstrap.StatusOf(&d); err == nil && st.Phase == bootstrap.PhaseReady {
+				ready++
+			}
+		}
+		return ready == n, nil
+	})
 }
 
 // scrape reads the controller's own counters from its metrics endpoint.

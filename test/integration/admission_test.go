@@ -212,12 +212,13 @@ func TestSeedPodTemplateThroughAPIServer(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(must(json.Marshal(stored.Spec.Template.Spec))), `"`+image+`"`, `"`+seedImage+`"`)), &got); err != nil {
 		t.Fatal(err)
 	}
-	// Our deliberate deviations: the admin-socket liveness probe (rook#3370)
-	// and the init containers' mon connect timeout (rook#3049).
+	// Our deliberate deviations: the admin-socket liveness probe (rook#3370),
+	// the init containers' mon connect timeout (rook#3049) and, for the
+	// Pacific image, their `config set --force` (from Nautilus, rook#3030).
 	delete(got["containers"].([]any)[0].(map[string]any), "livenessProbe")
 	for _, ic := range got["initContainers"].([]any) {
 		m := ic.(map[string]any)
-		m["args"] = slices.DeleteFunc(m["args"].([]any), func(a any) bool { return a == "--connect-timeout=15" })
+		m["args"] = slices.DeleteFunc(m["args"].([]any), func(a any) bool { return a == "--connect-timeout=15" || a == "--force" })
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stored Pod template differs from the seed's Pod (-seed +stored):\n%s", diff)
