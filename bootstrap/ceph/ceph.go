@@ -1,7 +1,8 @@
 // Package ceph runs the ceph CLI against a cluster the way Rook's operator
 // does (--connect-timeout --cluster --conf --keyring --format json), one call
-// per deadline, with the admin credentials in a private temp dir that is
-// removed after the call. Errors are typed from the exit code and stderr so
+// per deadline, with the admin credentials passed to the child as in-memory
+// files (memfd, /dev/fd/N), never written to disk, and the child bound to
+// die with the controller. Errors are typed from the exit code and stderr so
 // callers can decide to retry; no key material ever reaches an error, a log
 // line or a metric.
 package ceph
@@ -15,11 +16,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -190,20 +193,6 @@ func resultOf(err error) string {
 }
 
 func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) {
-	dir, err := os.MkdirTemp("", "mgr-bootstrap-ceph-")
-	if err != nil {
-		return nil, &Error{Command: c.Name, Message: "temp dir: " + err.Error()}
-	}
-	defer os.RemoveAll(dir)
-	conf, keyring := filepath.Join(dir, "ceph.conf"), filepath.Join(dir, "keyring")
-	confText := fmt.Sprintf("[global]\nmon_host = %s\n\n[client]\nkeyring = %s\n", conn.MonHost, keyring)
-	if err := os.WriteFile(conf, []byte(confText), 0o600); err != nil {
-		return nil, &Error{Command: c.Name, Message: "writing ceph.conf: " + err.Error()}
-	}
-	if err := os.WriteFile(keyring, conn.AdminKeyring, 0o600); err != nil {
-		return nil, &Error{Command: c.Name, Message: "writing keyring: " + err.Error()}
-	}
-
 	timeout, connect := r.Timeout, r.ConnectTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -211,31 +200,51 @@ func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) 
 	if connect <= 0 {
 		connect = 15 * time.Second
 	}
+	// The child bounds itself too (rados_mon_op_timeout covers mon and mgr
+	// commands), so no ceph process outlives its call by much even if this
+	// one cannot kill it.
+	confText := fmt.Sprintf("[global]\nmon_host = %s\nrados_mon_op_timeout = %d\nclient_mount_timeout = %d\n",
+		conn.MonHost, int(timeout.Seconds()), int(connect.Seconds()))
+	conf, err := memFile("ceph.conf", []byte(confText))
+	if err != nil {
+		return nil, &Error{Command: c.Name, Message: "ceph.conf: " + err.Error()}
+	}
+	defer conf.Close()
+	keyring, err := memFile("keyring", conn.AdminKeyring)
+	if err != nil {
+		return nil, &Error{Command: c.Name, Message: "keyring: " + err.Error()}
+	}
+	defer keyring.Close()
+
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	bin := r.Binary
 	if bin == "" {
 		bin = "ceph"
 	}
+	// ExtraFiles become the child's fds 3 and 4: the credentials are read
+	// from memory, never from a file another process or a crash could leave.
 	args := append(append([]string(nil), c.Args...),
 		fmt.Sprintf("--connect-timeout=%d", int(connect.Seconds())),
-		"--cluster="+conn.Cluster, "--conf="+conf, "--keyring="+keyring, "--format", "json")
+		"--cluster="+conn.Cluster, "--conf=/dev/fd/3", "--keyring=/dev/fd/4", "--format", "json")
 	if c.Stdin != nil {
 		args = append(args, "-i", "-")
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
+	cmd.ExtraFiles = []*os.File{conf, keyring}
+	// The child dies with the controller, even when it is SIGKILLed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 2 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if c.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.Stdin)
 	}
-	err = cmd.Run()
+	err = runLocked(cmd)
 	if err == nil {
 		return stdout.Bytes(), nil
 	}
-	msg := stableMessage(firstLine(stderr.String()), dir)
+	msg := stableMessage(firstLine(stderr.String()))
 	if ctx.Err() != nil {
 		return nil, &Error{Command: c.Name, Unavailable: true, Message: fmt.Sprintf("no answer within %s", timeout)}
 	}
@@ -250,14 +259,62 @@ func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) 
 	return nil, &Error{Command: c.Name, Errno: code, Message: msg}
 }
 
+// runLocked runs cmd on one OS thread: Pdeathsig fires when the thread that
+// started the child exits, and the Go runtime may retire an idle thread.
+func runLocked(cmd *exec.Cmd) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return cmd.Run()
+}
+
+// memFile is an anonymous in-memory file holding data (memfd), sealed
+// against change; it never appears in any directory.
+func memFile(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate("mgr-bootstrap-"+name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// RemoveStale deletes the credential directories that versions before the
+// memfd runner left in dir (os.TempDir() when empty) when killed mid-call.
+// It returns how many it removed.
+func RemoveStale(dir string) (int, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	stale, err := filepath.Glob(filepath.Join(dir, "mgr-bootstrap-ceph-*"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range stale {
+		if err := os.RemoveAll(d); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
 // logPrefix is the start of a Ceph log line: timestamp, thread, level.
 var logPrefix = regexp.MustCompile(`^\d{4}-\d\d-\d\dT[0-9:.]+[+-]\d{4} [0-9a-f]+ +-?\d+ `)
 
 // stableMessage drops what differs between two runs of the same failing call
-// (the log prefix, this call's temp dir), so that a status or Event quoting it
-// does not change on every retry.
-func stableMessage(msg, dir string) string {
-	return strings.ReplaceAll(logPrefix.ReplaceAllString(msg, ""), dir, "<call dir>")
+// (the log prefix), so that a status or Event quoting it does not change on
+// every retry.
+func stableMessage(msg string) string {
+	return logPrefix.ReplaceAllString(msg, "")
 }
 
 // firstLine keeps the first non-empty line of stderr, bounded.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,10 @@ import (
 var live *cephtest.Cluster
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		helper()
+		return
+	}
 	var err error
 	if live, err = cephtest.Start(context.Background(), cephtest.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, "ceph:", err)
@@ -174,33 +180,102 @@ func TestRetryableAnswers(t *testing.T) {
 	}
 }
 
-func TestNoTempFilesLeft(t *testing.T) {
-	before, _ := os.ReadDir(os.TempDir())
-	r := &Runner{}
-	if _, err := r.MgrDump(context.Background(), liveConn()); err != nil {
+// helperEnv makes the test binary a stand-in controller: it runs one ceph
+// call against a mon that never answers, and is killed mid-call.
+const helperEnv = "CEPH_RUNNER_HELPER_CLUSTER"
+
+func helper() {
+	r := &Runner{ConnectTimeout: 60 * time.Second, Timeout: 120 * time.Second}
+	_, err := r.MgrDump(context.Background(), Conn{Cluster: os.Getenv(helperEnv), MonHost: "v2:127.0.0.1:1", AdminKeyring: []byte(os.Getenv("HELPER_KEYRING"))})
+	fmt.Println(err)
+}
+
+// cephChildren are the running ceph CLI processes of cluster (by --cluster).
+func cephChildren(t *testing.T, cluster string) []string {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var found []string
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), "--cluster="+cluster+"\x00") {
+			found = append(found, p)
+		}
+	}
+	return found
+}
+
+// TestKilledControllerLeavesNothing: a controller SIGKILLed during a ceph call
+// leaves no ceph child behind (Pdeathsig) and no file with the admin key: the
+// credentials are in-memory files, and the temp dir stays empty throughout.
+func TestKilledControllerLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	cluster := fmt.Sprintf("killed-%d", time.Now().UnixNano())
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+cluster, "HELPER_KEYRING="+live.AdminKeyring, "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := os.ReadDir(os.TempDir())
-	count := func(es []os.DirEntry) (n int) {
-		for _, e := range es {
-			if strings.HasPrefix(e.Name(), "mgr-bootstrap-ceph-") {
-				n++
-			}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(cephChildren(t, cluster)) == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the helper never started its ceph call")
 		}
-		return n
+		time.Sleep(50 * time.Millisecond)
 	}
-	if count(after) > count(before) {
-		t.Error("a credentials dir was left behind")
+	time.Sleep(500 * time.Millisecond) // the CLI is up and waiting for the mon
+	if files, _ := os.ReadDir(tmp); len(files) > 0 {
+		t.Errorf("during the call the temp dir holds %v", files)
+	}
+	key := strings.TrimSpace(strings.SplitN(strings.SplitN(live.AdminKeyring, "key = ", 2)[1], "\n", 2)[0])
+	for _, p := range cephChildren(t, cluster) {
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
+			t.Errorf("the admin key is on the child's command line: %s", p)
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	killed := time.Now()
+	for len(cephChildren(t, cluster)) > 0 {
+		if time.Since(killed) > 5*time.Second {
+			t.Fatalf("ceph children outlived the killed controller by 5s: %v", cephChildren(t, cluster))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("ceph child gone %s after the controller's SIGKILL", time.Since(killed).Round(time.Millisecond))
+	if files, _ := os.ReadDir(tmp); len(files) > 0 {
+		t.Errorf("the killed controller left %v in its temp dir", files)
+	}
+}
+
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"mgr-bootstrap-ceph-1", "mgr-bootstrap-ceph-2", "other"} {
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mgr-bootstrap-ceph-1", "keyring"), []byte("[client.admin]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := RemoveStale(dir)
+	if err != nil || n != 2 {
+		t.Fatalf("RemoveStale = %d, %v; want 2", n, err)
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 1 || left[0].Name() != "other" {
+		t.Errorf("left %v, want only other", left)
 	}
 }
 
 func TestStableMessage(t *testing.T) {
-	dir := "/tmp/mgr-bootstrap-ceph-2583996831"
-	got := stableMessage("2026-12-01T10:17:41.999+0000 7ff9a53ff6c0 -1 auth: error parsing file "+dir+"/keyring: cannot parse buffer: Malformed input", dir)
-	if want := "auth: error parsing file <call dir>/keyring: cannot parse buffer: Malformed input"; got != want {
+	got := stableMessage("2026-12-01T10:17:41.999+0000 7ff9a53ff6c0 -1 auth: error parsing file /dev/fd/4: cannot parse buffer: Malformed input")
+	if want := "auth: error parsing file /dev/fd/4: cannot parse buffer: Malformed input"; got != want {
 		t.Errorf("stableMessage = %q, want %q", got, want)
 	}
-	if got := stableMessage("Error EINVAL: key for mgr.a exists but cap mon does not match", dir); got != "Error EINVAL: key for mgr.a exists but cap mon does not match" {
+	if got := stableMessage("Error EINVAL: key for mgr.a exists but cap mon does not match"); got != "Error EINVAL: key for mgr.a exists but cap mon does not match" {
 		t.Errorf("a plain message changed: %q", got)
 	}
 }

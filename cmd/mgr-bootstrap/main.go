@@ -103,6 +103,12 @@ func main() {
 		fail(err)
 	}
 	runner := &ceph.Runner{Binary: cephBinary, Timeout: cephTimeout, ConnectTimeout: connectTimeout}
+	// Versions before the memfd runner left credential dirs behind when killed.
+	if n, err := ceph.RemoveStale(""); err != nil {
+		ctrl.Log.Error(err, "removing stale ceph credential dirs")
+	} else if n > 0 {
+		ctrl.Log.Info("removed ceph credential dirs an earlier version left", "count", n)
+	}
 	if err := bootstrap.Setup(mgr, o, runner, maxConcurrent); err != nil {
 		fail(err)
 	}
