@@ -289,3 +289,24 @@ func TestFastDecoderAgreesWithAPIMachinery(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedReviews: a review with no request, or an UPDATE without the old
+// object, is a 400 from every handler, never an allow.
+func TestMalformedReviews(t *testing.T) {
+	handlers := map[string]admission.Handler{
+		"mutate":   &Mutator{Clusters: clusters, Policy: mutate.DefaultPolicy()},
+		"validate": &Validator{Clusters: clusters, Policy: mutate.DefaultPolicy()},
+		"scale":    &ScaleValidator{Mgrs: staticMgrs{}},
+	}
+	update := request(admissionv1.Update, []byte(`{"apiVersion":"apps/v1","kind":"Deployment"}`), nil)
+	for hname, h := range handlers {
+		for cname, req := range map[string]admission.Request{"no request": {}, "UPDATE without oldObject": update} {
+			t.Run(hname+" "+cname, func(t *testing.T) {
+				resp := h.Handle(context.Background(), req)
+				if resp.Allowed || resp.Result == nil || resp.Result.Code != 400 || resp.Result.Message == "" {
+					t.Errorf("got allowed=%v %+v, want a 400 with a reason", resp.Allowed, resp.Result)
+				}
+			})
+		}
+	}
+}

@@ -35,6 +35,9 @@ const mutateName = "mutate"
 // that changed, or no patch at all when it was complete already.
 func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	log := logf.FromContext(ctx)
+	if resp, bad := malformed(req, mutateName); bad {
+		return resp
+	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		count(mutateName, OutcomeSkipped)
 		return admission.Allowed("")

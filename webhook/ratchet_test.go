@@ -126,10 +126,14 @@ func TestScaleValidator(t *testing.T) {
 	req := func(name string, replicas int32, raw []byte) admission.Request {
 		r := request(admissionv1.Update, raw, nil)
 		r.Kind, r.Name = scaleKind, name
-		if raw == nil {
-			r.Object.Raw = must(json.Marshal(&autoscalingv1.Scale{TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "rook-ceph"}, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}))
+		scale := func(n int32) []byte {
+			return must(json.Marshal(&autoscalingv1.Scale{TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "Scale"},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "rook-ceph"}, Spec: autoscalingv1.ScaleSpec{Replicas: n}}))
 		}
+		if raw == nil {
+			r.Object.Raw = scale(replicas)
+		}
+		r.OldObject.Raw = scale(1)
 		return r
 	}
 	for name, tc := range map[string]struct {

@@ -36,6 +36,9 @@ var scaleGK = schema.GroupKind{Group: autoscalingv1.GroupName, Kind: "Scale"}
 
 // Handle refuses a scale of a managed mgr Deployment past one replica.
 func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if resp, bad := malformed(req, scaleName); bad {
+		return resp
+	}
 	if req.Operation != admissionv1.Update {
 		count(scaleName, OutcomeSkipped)
 		return admission.Allowed("")

@@ -31,6 +31,9 @@ const validateName = "validate"
 // webhook configuration's matchConditions spare the API server the call for
 // the same cases; this is the same rule for configurations without them.
 func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if resp, bad := malformed(req, validateName); bad {
+		return resp
+	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		count(validateName, OutcomeSkipped)
 		return admission.Allowed("")
