@@ -11,7 +11,7 @@ TEST_FLAGS ?= -count=1 -timeout=20m
 IMG_WEBHOOK   ?= ghcr.io/rook-mgr/mgr-webhook:v0.1.0
 IMG_BOOTSTRAP ?= ghcr.io/rook-mgr/mgr-bootstrap:v0.1.0
 
-.PHONY: all build test unit e2e e2e-kind bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build clean help
+.PHONY: all build test unit fuzz e2e e2e-kind bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build clean help
 
 all: build
 
@@ -32,6 +32,12 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 
 unit: ## run the tests that need no control plane
 	$(GO) test $(TEST_FLAGS) ./mutate/... ./webhook/... ./bootstrap/...
+
+FUZZTIME ?= 60s
+fuzz: ## each fuzz target for FUZZTIME (60s); a crasher lands in testdata/fuzz and from then on runs in make test
+	$(GO) test -run '^$$' -fuzz '^FuzzComplete$$' -fuzztime $(FUZZTIME) ./mutate/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDeployment$$' -fuzztime $(FUZZTIME) ./webhook/
+	$(GO) test -run '^$$' -fuzz '^FuzzHandlers$$' -fuzztime $(FUZZTIME) ./webhook/
 
 e2e: ## the e2e suite on a local control plane of real binaries + real Ceph (E2E_KUBECONFIG=... for another cluster)
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \

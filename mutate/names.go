@@ -6,6 +6,8 @@
 // offline tool complete a Deployment the same way.
 package mutate
 
+import "path"
+
 // Names inside the completed Pod template.
 const (
 	DashboardInitContainerName  = "init-set-dashboard-server-addr"
@@ -29,7 +31,9 @@ func DataMountPath(id string) string { return "/var/lib/ceph/mgr/ceph-" + id }
 // ($run_dir/$cluster-$name.asok).
 func AdminSocketPath(id string) string { return "/var/run/ceph/ceph-mgr." + id + ".asok" }
 
-// LogHostPath is the host directory that receives the cluster's daemon logs.
+// LogHostPath is the host directory that receives the cluster's daemon logs,
+// cleaned (Validate compares cleaned paths: a doubled slash must not make the
+// completed path look foreign).
 func LogHostPath(dataDirHostPath, namespace string) string {
-	return dataDirHostPath + "/" + namespace + "/log"
+	return path.Join(dataDirHostPath, namespace, "log")
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	fastjson "github.com/goccy/go-json"
-
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
@@ -100,7 +99,10 @@ func decodeDeployment(req admission.Request, raw []byte, webhook string) (*appsv
 	d := &appsv1.Deployment{}
 	err := errors.New("there is no content to decode")
 	if len(raw) > 0 {
-		err = fastjson.Unmarshal(raw, d)
+		// The API machinery's decoder: case-sensitive, as the API server
+		// decodes what it stores (goccy/go-json, tried for speed, matched
+		// field names case-insensitively).
+		err = kjson.UnmarshalCaseSensitivePreserveInts(raw, d)
 	}
 	if err == nil && (d.APIVersion != "apps/v1" || d.Kind != "Deployment") {
 		err = fmt.Errorf("the object is %s %s, not an apps/v1 Deployment", d.APIVersion, d.Kind)

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net/http"
 
-	fastjson "github.com/goccy/go-json"
-
 	admissionv1 "k8s.io/api/admission/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -50,7 +49,7 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 	sc := &autoscalingv1.Scale{}
 	err := errors.New("there is no content to decode")
 	if len(req.Object.Raw) > 0 {
-		err = fastjson.Unmarshal(req.Object.Raw, sc)
+		err = kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, sc)
 	}
 	if err != nil {
 		count(scaleName, OutcomeErrored, ReasonBadRequest)

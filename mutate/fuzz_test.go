@@ -1,0 +1,60 @@
+package mutate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// FuzzComplete: for any Deployment, Complete never panics; what it accepts it
+// completes idempotently (a second Complete changes nothing), and the
+// completion introduces no violation: every error Validate finds in
+// Complete(x) is one Validate finds in x already (same type, field and value),
+// except on the init containers' image, which is derived from the user's mgr
+// image and reported again there.
+func FuzzComplete(f *testing.F) {
+	inputs, _ := filepath.Glob("testdata/*.yaml")
+	for _, in := range inputs {
+		if strings.HasSuffix(in, ".golden.yaml") || strings.HasSuffix(in, ".policy.yaml") {
+			continue
+		}
+		y, err := os.ReadFile(in)
+		if err != nil {
+			f.Fatal(err)
+		}
+		j, err := yaml.YAMLToJSON(y)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(j)
+	}
+	p := DefaultPolicy()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		x := &appsv1.Deployment{}
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, x); err != nil {
+			return
+		}
+		info := ClusterInfo{Namespace: x.Namespace, FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b"}
+		once, errs := Complete(x, info, p)
+		if len(errs) > 0 {
+			return
+		}
+		twice, errs := Complete(once.Deployment, info, p)
+		if len(errs) > 0 || twice.Changed != 0 || !equality.Semantic.DeepEqual(twice.Deployment, once.Deployment) {
+			t.Fatalf("not idempotent: changed %v, errors %v, for %s", twice.Changed, errs, raw)
+		}
+		introduced := ratchet(Validate(once.Deployment, info, p), Validate(x, info, p))
+		for _, e := range introduced {
+			if strings.HasPrefix(e.Field, "spec.template.spec.initContainers[") && strings.HasSuffix(e.Field, "].image") {
+				continue
+			}
+			t.Fatalf("Complete introduced %v for %s", e, raw)
+		}
+	})
+}
