@@ -226,3 +226,26 @@ func TestSectionsCoverAllChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestInitImagesFollowTheMgrImage: the init containers run the mgr's image,
+// also after the mgr image changes.
+func TestInitImagesFollowTheMgrImage(t *testing.T) {
+	d := completedMinimal(t)
+	mgrContainer(d).Image = "quay.io/ceph/ceph:v17.2.7"
+	res, errs := Complete(d, testClusters["rook-ceph"], DefaultPolicy())
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	ics := res.Deployment.Spec.Template.Spec.InitContainers
+	if len(ics) == 0 {
+		t.Fatal("no init containers")
+	}
+	for _, ic := range ics {
+		if ic.Image != "quay.io/ceph/ceph:v17.2.7" {
+			t.Errorf("init container %s runs %s after the mgr moved to v17.2.7", ic.Name, ic.Image)
+		}
+	}
+	if res.Changed&SectionInitContainers == 0 {
+		t.Error("the init containers' change is not reported")
+	}
+}

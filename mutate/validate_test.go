@@ -119,6 +119,26 @@ func TestValidateRules(t *testing.T) {
 		"not Rook's name for the mgr id": {
 			func(d *appsv1.Deployment, _ *Policy) { d.Name = "second-mgr-a" },
 			"metadata.name", field.ErrorTypeInvalid, `must be named "rook-ceph-mgr-a"`},
+		"init container's fsid of another cluster": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				setArg(&d.Spec.Template.Spec.InitContainers[1], "--fsid", "47913c99-d1ed-4a9b-bd55-2b49490b1229")
+			},
+			"spec.template.spec.initContainers[1].args[0]", field.ErrorTypeInvalid, "fsid of the Ceph cluster"},
+		"template rook_cluster of another namespace": {
+			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[contract.LabelRookCluster] = "ceph-east" },
+			"spec.template.metadata.labels[rook_cluster]", field.ErrorTypeInvalid, `namespace "rook-ceph"`},
+		"template ceph_daemon_id of another mgr": {
+			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[contract.LabelCephDaemonID] = "b" },
+			"spec.template.metadata.labels[ceph_daemon_id]", field.ErrorTypeInvalid, `mgr id "a"`},
+		"template instance of another mgr": {
+			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[contract.LabelInstance] = "b" },
+			"spec.template.metadata.labels[instance]", field.ErrorTypeInvalid, `mgr id "a"`},
+		"hostPath beside the log dir (a sibling sharing its prefix)": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				d.Spec.Template.Spec.Volumes = append(d.Spec.Template.Spec.Volumes, corev1.Volume{Name: "evil",
+					VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/rook/rook-ceph/log-evil"}}})
+			},
+			"spec.template.spec.volumes[5].hostPath.path", field.ErrorTypeForbidden, "outside the cluster's log directory"},
 		"unknown sidecar": {
 			func(d *appsv1.Deployment, _ *Policy) {
 				d.Annotations = map[string]string{contract.AnnotationInjectSidecars: "log-colector"}

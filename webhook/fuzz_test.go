@@ -43,6 +43,8 @@ func FuzzHandlers(f *testing.F) {
 		f.Add(fx.raw, fx.raw, uint8(1))
 	}
 	f.Add([]byte(`{`), []byte(nil), uint8(0))
+	f.Add([]byte(`{}`), []byte(`{}`), uint8(1))
+	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"app":"rook-ceph-mgr","mgr":"a"}},"spec":{"template":{"spec":{"containers":[{"name":"mgr","args":["--id"]}]}}}}`), []byte(nil), uint8(0))
 	mutator := &Mutator{Clusters: clusters, Policy: mutate.DefaultPolicy()}
 	validator := &Validator{Clusters: clusters, Policy: mutate.DefaultPolicy()}
 	scale := &ScaleValidator{Mgrs: staticMgrs{}}

@@ -220,23 +220,6 @@ func TestValidatorUpdateCannotShedTheMgrLabel(t *testing.T) {
 	}
 }
 
-func FuzzMutatorNeverPanics(f *testing.F) {
-	for _, fx := range fixtures(f) {
-		f.Add(fx.raw)
-	}
-	f.Add([]byte(`{}`))
-	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"app":"rook-ceph-mgr","mgr":"a"}},"spec":{"template":{"spec":{"containers":[{"name":"mgr","args":["--id"]}]}}}}`))
-	m, v := newMutator(f, mutate.DefaultPolicy()), newValidator(f, mutate.DefaultPolicy())
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		for _, hook := range []*admission.Webhook{m, v} {
-			resp := hook.Handle(context.Background(), request(admissionv1.Create, raw, nil))
-			if resp.Result != nil && resp.Result.Code >= 500 {
-				t.Fatalf("input %q got %d: %s", raw, resp.Result.Code, resp.Result.Message)
-			}
-		}
-	})
-}
-
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
@@ -259,6 +242,19 @@ func TestOutcomesAreCounted(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(denials.WithLabelValues("validate", "spec.replicas")); got != denied+1 {
 		t.Errorf("spec.replicas denials %v, want %v", got, denied+1)
+	}
+
+	// A namespace without its cluster objects is counted under its own reason.
+	elsewhere := decode(t, minimal)
+	elsewhere.Namespace = "not-a-cluster"
+	missing := testutil.ToFloat64(denials.WithLabelValues("mutate", ReasonClusterMissing))
+	req := request(admissionv1.Create, must(json.Marshal(elsewhere)), nil)
+	req.Namespace = "not-a-cluster"
+	if resp := newMutator(t, mutate.DefaultPolicy()).Handle(context.Background(), req); resp.Allowed {
+		t.Fatal("a mgr outside any cluster was admitted")
+	}
+	if got := testutil.ToFloat64(denials.WithLabelValues("mutate", ReasonClusterMissing)); got != missing+1 {
+		t.Errorf("%s denials %v, want %v", ReasonClusterMissing, got, missing+1)
 	}
 }
 

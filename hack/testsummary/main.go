@@ -1,48 +1,52 @@
 // Command testsummary reads `go test -json` on stdin, passes the human output
-// through, and ends with a count of tests run, passed, failed and skipped. It
-// exits non-zero on any failure and on any skipped test: a skipped test hides a
-// missing component and must not pass as green.
+// (build errors included) through, and ends with a count of tests run, passed,
+// failed and skipped. It exits non-zero on any failure, on any skipped test (a
+// skipped test hides a missing component and must not pass as green), and on
+// a package with test files that ran no test.
 package main
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 )
 
 type event struct {
-	Action  string
-	Package string
-	Test    string
-	Output  string
+	Action     string
+	Package    string
+	ImportPath string // build-output events name the package here
+	Test       string
+	Output     string
 }
 
-func main() {
+func main() { os.Exit(summarize(os.Stdin, os.Stdout)) }
+
+// summarize copies the output, prints the summary and returns the exit code.
+func summarize(in io.Reader, out io.Writer) int {
 	counts := map[string]int{}
-	var failed, skipped []string
-	sc := bufio.NewScanner(os.Stdin)
+	ran := map[string]int{} // tests run per package
+	var failed, skipped, empty []string
+	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		var e event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			fmt.Println(sc.Text()) // build errors arrive as plain text
+			fmt.Fprintln(out, sc.Text()) // plain text from older toolchains
 			continue
 		}
-		if e.Action == "output" {
-			fmt.Print(e.Output)
-			continue
-		}
-		if e.Test == "" {
-			if e.Action == "fail" {
-				failed = append(failed, e.Package+" (package)")
-			}
-			continue
-		}
-		switch e.Action {
-		case "pass", "fail", "skip":
+		switch {
+		case e.Action == "output" || e.Action == "build-output":
+			fmt.Fprint(out, e.Output)
+		case e.Test == "" && e.Action == "fail":
+			failed = append(failed, e.Package+" (package)")
+		case e.Test == "" && e.Action == "pass" && ran[e.Package] == 0:
+			empty = append(empty, e.Package)
+		case e.Test != "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
 			counts[e.Action]++
+			ran[e.Package]++
 			if e.Action == "fail" {
 				failed = append(failed, e.Package+"."+e.Test)
 			}
@@ -52,15 +56,19 @@ func main() {
 		}
 	}
 	total := counts["pass"] + counts["fail"] + counts["skip"]
-	fmt.Printf("\n== tests: %d run, %d passed, %d failed, %d skipped\n", total, counts["pass"], counts["fail"], counts["skip"])
+	fmt.Fprintf(out, "\n== tests: %d run, %d passed, %d failed, %d skipped\n", total, counts["pass"], counts["fail"], counts["skip"])
 	sort.Strings(failed)
 	for _, f := range failed {
-		fmt.Println("FAILED:", f)
+		fmt.Fprintln(out, "FAILED:", f)
 	}
 	for _, s := range skipped {
-		fmt.Println("SKIPPED (not allowed):", s)
+		fmt.Fprintln(out, "SKIPPED (not allowed):", s)
 	}
-	if len(failed) > 0 || len(skipped) > 0 || total == 0 {
-		os.Exit(1)
+	for _, p := range empty {
+		fmt.Fprintln(out, "NO TESTS RAN (not allowed):", p)
 	}
+	if len(failed) > 0 || len(skipped) > 0 || len(empty) > 0 || total == 0 {
+		return 1
+	}
+	return 0
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -147,9 +146,16 @@ func TestMgrLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Enabled, not merely listed: module ls names disabled modules too.
+		var ls struct {
+			Enabled []string `json:"enabled_modules"`
+		}
+		if err := json.Unmarshal(out, &ls); err != nil {
+			t.Fatalf("mgr module ls: %v: %s", err, out)
+		}
 		for _, m := range []string{"prometheus", "dashboard", "rook"} {
-			if !strings.Contains(string(out), fmt.Sprintf("%q", m)) || !contains(st.Modules, m) {
-				t.Errorf("module %s: status %v", m, st.Modules)
+			if !contains(ls.Enabled, m) || !contains(st.Modules, m) {
+				t.Errorf("module %s: enabled %v, status %v", m, ls.Enabled, st.Modules)
 			}
 		}
 	})

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSummarize(t *testing.T) {
+	for name, tc := range map[string]struct {
+		stream string
+		code   int
+		says   string
+	}{
+		"all pass": {`{"Action":"run","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p"}
+{"Action":"skip","Package":"q"}`, 0, "1 run, 1 passed"},
+		"a skip fails": {`{"Action":"skip","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p"}`, 1, "SKIPPED (not allowed): p.T"},
+		"a package with tests that ran none fails": {`{"Action":"run","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p"}
+{"Action":"output","Package":"e","Output":"ok  \te\t0.01s [no tests to run]\n"}
+{"Action":"pass","Package":"e"}`, 1, "NO TESTS RAN (not allowed): e"},
+		"build errors are shown and fail": {`{"ImportPath":"p [p.test]","Action":"build-output","Output":"p/x_test.go:3:1: undefined: foo\n"}
+{"ImportPath":"p [p.test]","Action":"build-fail"}
+{"Action":"start","Package":"p"}
+{"Action":"fail","Package":"p","FailedBuild":"p [p.test]"}`, 1, "undefined: foo"},
+		"nothing at all fails": {``, 1, "0 run"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out strings.Builder
+			if code := summarize(strings.NewReader(tc.stream), &out); code != tc.code {
+				t.Errorf("exit %d, want %d:\n%s", code, tc.code, out.String())
+			}
+			if !strings.Contains(out.String(), tc.says) {
+				t.Errorf("output lacks %q:\n%s", tc.says, out.String())
+			}
+		})
+	}
+}
