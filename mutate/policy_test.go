@@ -55,3 +55,24 @@ func TestParseCephVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestCephVersionOrder: the policy's minimum is inclusive, and each part of
+// the version decides only when the parts before it are equal.
+func TestCephVersionOrder(t *testing.T) {
+	for _, tc := range []struct {
+		a, b cephVersion
+		less bool
+	}{
+		{cephVersion{16, 2, 0}, cephVersion{16, 2, 0}, false},
+		{cephVersion{16, 1, 9}, cephVersion{16, 2, 0}, true},
+		{cephVersion{16, 2, 0}, cephVersion{16, 1, 9}, false},
+		{cephVersion{16, 2, 14}, cephVersion{16, 2, 15}, true},
+		{cephVersion{16, 2, 15}, cephVersion{16, 2, 14}, false},
+		{cephVersion{15, 9, 9}, cephVersion{16, 0, 0}, true},
+		{cephVersion{17, 0, 0}, cephVersion{16, 9, 9}, false},
+	} {
+		if got := tc.a.less(tc.b); got != tc.less {
+			t.Errorf("%v < %v = %v, want %v", tc.a, tc.b, got, tc.less)
+		}
+	}
+}

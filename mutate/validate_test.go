@@ -119,6 +119,11 @@ func TestValidateRules(t *testing.T) {
 		"not Rook's name for the mgr id": {
 			func(d *appsv1.Deployment, _ *Policy) { d.Name = "second-mgr-a" },
 			"metadata.name", field.ErrorTypeInvalid, `must be named "rook-ceph-mgr-a"`},
+		"first init container's fsid of another cluster": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				setArg(&d.Spec.Template.Spec.InitContainers[0], "--fsid", "47913c99-d1ed-4a9b-bd55-2b49490b1229")
+			},
+			"spec.template.spec.initContainers[0].args[0]", field.ErrorTypeInvalid, "fsid of the Ceph cluster"},
 		"init container's fsid of another cluster": {
 			func(d *appsv1.Deployment, _ *Policy) {
 				setArg(&d.Spec.Template.Spec.InitContainers[1], "--fsid", "47913c99-d1ed-4a9b-bd55-2b49490b1229")
@@ -192,6 +197,28 @@ func TestValidateUpdateImmutables(t *testing.T) {
 	errs = ValidateUpdate(old, moved, info, p)
 	if !hasError(errs, "spec.template.spec.containers[mgr].args", field.ErrorTypeForbidden) {
 		t.Errorf("changing the fsid: got %v, want a Forbidden on the mgr args", errs.ToAggregate())
+	}
+}
+
+// TestValidateUpdateRatchets: an update is judged on what it changes: a
+// violation the old object has already is not reported again, a new one is.
+func TestValidateUpdateRatchets(t *testing.T) {
+	info, p := testClusters["rook-ceph"], DefaultPolicy()
+	old := completedMinimal(t)
+	old.Spec.Template.Spec.HostNetwork = true // admitted before the policy forbade it
+	relabelled := old.DeepCopy()
+	relabelled.Labels["team"] = "storage"
+	if errs := ValidateUpdate(old, relabelled, info, p); len(errs) > 0 {
+		t.Errorf("an update keeping an old violation was refused: %v", errs.ToAggregate())
+	}
+	if errs := Validate(relabelled, info, p); !hasError(errs, "spec.template.spec.hostNetwork", field.ErrorTypeForbidden) {
+		t.Fatalf("the fixture is not a violation: %v", errs.ToAggregate())
+	}
+	worse := relabelled.DeepCopy()
+	worse.Spec.Replicas = ptrTo[int32](2)
+	errs := ValidateUpdate(old, worse, info, p)
+	if len(errs) != 1 || !hasError(errs, "spec.replicas", field.ErrorTypeInvalid) {
+		t.Errorf("a new violation: got %v, want only spec.replicas", errs.ToAggregate())
 	}
 }
 

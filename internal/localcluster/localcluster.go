@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,21 +49,26 @@ type Options struct {
 	Log io.Writer
 	// FinalizerTimeout is the controller's --finalizer-timeout (its default when zero).
 	FinalizerTimeout time.Duration
+	// Verbose runs both components at their most verbose log level.
+	Verbose bool
 }
 
 // Cluster is a running local cluster.
 type Cluster struct {
-	API      *testenv.APIServer
-	Client   client.Client
-	WorkDir  string
-	Cephs    map[string]*cephtest.Cluster
-	work     *testenv.Workloads
-	procs    []*testenv.Process
-	webhook  *testenv.Process
-	binDir   string
-	ownsDir  bool
-	log      io.Writer
-	stopping bool
+	API     *testenv.APIServer
+	Client  client.Client
+	WorkDir string
+	Cephs   map[string]*cephtest.Cluster
+	work    *testenv.Workloads
+	procs   []*testenv.Process
+	webhook *testenv.Process
+	binDir  string
+	ownsDir bool
+	log     io.Writer
+	verbose bool
+	// MetricsURLs are the components' metrics endpoints, by name.
+	MetricsURLs map[string]string
+	stopping    bool
 	// Ceph clusters start in the background; Stop waits for them.
 	cephWG  sync.WaitGroup
 	cephMu  sync.Mutex
@@ -71,7 +77,7 @@ type Cluster struct {
 
 // Start brings everything up; on error, what was started is stopped.
 func Start(ctx context.Context, o Options) (c *Cluster, err error) {
-	c = &Cluster{WorkDir: o.WorkDir, Cephs: map[string]*cephtest.Cluster{}, log: o.Log}
+	c = &Cluster{WorkDir: o.WorkDir, Cephs: map[string]*cephtest.Cluster{}, log: o.Log, verbose: o.Verbose, MetricsURLs: map[string]string{}}
 	if c.log == nil {
 		c.log = io.Discard
 	}
@@ -202,7 +208,8 @@ func (c *Cluster) startWebhook(ctx context.Context, extraArgs ...string) error {
 	c.step("starting mgr-webhook on https://%s:%d, self-signed certificates (log: %s)", wo.LocalServingHost, wo.LocalServingPort, filepath.Join(c.WorkDir, "mgr-webhook.log"))
 	args := append([]string{"--kubeconfig", kc, "--cert-mode=self-signed", "--namespace=" + WebhookNamespace,
 		"--cert-dir", filepath.Join(c.WorkDir, "webhook-certs"), "--cert-extra-sans=" + wo.LocalServingHost,
-		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort), "--metrics-bind-address", "0"}, extraArgs...)
+		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort)}, c.commonArgs("mgr-webhook")...)
+	args = append(args, extraArgs...)
 	p, err := c.spawn(ctx, filepath.Join(c.binDir, "mgr-webhook"), "mgr-webhook", probe, args...)
 	if err != nil {
 		return err
@@ -230,7 +237,7 @@ func (c *Cluster) startBootstrap(ctx context.Context, finalizerTimeout time.Dura
 	if err != nil {
 		return err
 	}
-	args := []string{"--kubeconfig", kc, "--leader-elect=false", "--ceph-connect-timeout=5s", "--metrics-bind-address", "0"}
+	args := append([]string{"--kubeconfig", kc, "--leader-elect=false", "--ceph-connect-timeout=5s"}, c.commonArgs("mgr-bootstrap")...)
 	if finalizerTimeout > 0 {
 		args = append(args, "--finalizer-timeout="+finalizerTimeout.String())
 	}
@@ -241,6 +248,31 @@ func (c *Cluster) startBootstrap(ctx context.Context, finalizerTimeout time.Dura
 	}
 	c.procs = append(c.procs, p)
 	return nil
+}
+
+// commonArgs serve name's metrics on a free loopback port (kept across
+// restarts) and, when verbose, log at the most verbose level.
+func (c *Cluster) commonArgs(name string) []string {
+	url, ok := c.MetricsURLs[name]
+	if !ok {
+		port, err := testenv.FreePort()
+		if err != nil {
+			port = 0
+		}
+		url = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+		c.MetricsURLs[name] = url
+	}
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics")
+	args := []string{"--metrics-bind-address", addr}
+	if c.verbose {
+		args = append(args, "--zap-log-level=10")
+	}
+	return args
+}
+
+// LogFiles are the components' log files.
+func (c *Cluster) LogFiles() []string {
+	return []string{filepath.Join(c.WorkDir, "mgr-webhook.log"), filepath.Join(c.WorkDir, "mgr-bootstrap.log")}
 }
 
 // kubeconfigOf writes a kubeconfig, in the work dir, that acts as

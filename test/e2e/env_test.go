@@ -48,6 +48,10 @@ type Env struct {
 	// SetPolicy runs the webhook with this policy file content; "" restores
 	// the one it was installed with.
 	SetPolicy func(ctx context.Context, policy string) error
+	// LogFiles and MetricsURLs are the components' logs and metrics
+	// endpoints, where the suite can read them (the local cluster).
+	LogFiles    []string
+	MetricsURLs map[string]string
 	// installedPolicy is the remote webhook's policy before SetPolicy changed it.
 	installedPolicy *string
 	root            string
@@ -82,7 +86,7 @@ func run(m *testing.M) (int, error) {
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		RepoRoot: root, CephNamespaces: []string{"ceph-west", "ceph-east", "ceph-teardown"}, MgrIDs: []string{"a", "b"}, Log: os.Stderr,
-		FinalizerTimeout: finalizerTimeout,
+		FinalizerTimeout: finalizerTimeout, Verbose: true,
 	})
 	if err != nil {
 		return 1, err
@@ -90,7 +94,7 @@ func run(m *testing.M) (int, error) {
 	defer c.Stop()
 	env = &Env{Client: c.Client, Kubectl: c.API.Kubectl, Kubeconfig: c.API.Kubeconfig, Namespaces: []string{"ceph-west", "ceph-east"},
 		Teardown: "ceph-teardown", FinalizerTimeout: finalizerTimeout,
-		Ports: map[string]map[string][2]int32{}, root: root}
+		Ports: map[string]map[string][2]int32{}, root: root, LogFiles: c.LogFiles(), MetricsURLs: c.MetricsURLs}
 	policyFile := filepath.Join(c.WorkDir, "policy.yaml")
 	env.SetPolicy = func(ctx context.Context, policy string) error {
 		if policy == "" {

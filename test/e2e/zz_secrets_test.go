@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestZZSecretsNeverLeak runs last (its file sorts last): after the whole
+// suite, at the components' most verbose log level, it collects every log
+// line, Event, Deployment annotation and metrics scrape, and searches them for
+// every secret the run made or used: the cephx keys Ceph holds (admin and
+// every mgr), the dashboard passwords, and the private keys of the webhook's
+// certificate Secrets, each raw and base64-encoded.
+func TestZZSecretsNeverLeak(t *testing.T) {
+	ctx := context.Background()
+	secrets := map[string]string{} // value -> what it is
+	add := func(what, v string) {
+		if len(v) >= 16 {
+			secrets[v] = what
+			secrets[base64.StdEncoding.EncodeToString([]byte(v))] = what + " (base64)"
+		}
+	}
+	keyRE := regexp.MustCompile(`"key": ?"([A-Za-z0-9+/=]{30,})"`)
+	for _, ns := range append(append([]string(nil), env.Namespaces...), env.Teardown) {
+		out, err := env.Ceph(ctx, ns, "auth", "ls")
+		if err != nil {
+			continue // the teardown cluster is gone by now
+		}
+		for _, m := range keyRE.FindAllStringSubmatch(string(out), -1) {
+			add("a cephx key of "+ns, m[1])
+		}
+	}
+	list := &corev1.SecretList{}
+	if err := env.Client.List(ctx, list); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Items {
+		for k, v := range s.Data {
+			switch {
+			case s.Name == "rook-ceph-dashboard-password":
+				add(fmt.Sprintf("dashboard password %s/%s", s.Namespace, s.Name), string(v))
+			case strings.Contains(k, "key") && strings.Contains(string(v), "PRIVATE KEY"):
+				if b, _ := pem.Decode(v); b != nil {
+					der := base64.StdEncoding.EncodeToString(b.Bytes)
+					add(fmt.Sprintf("private key %s/%s[%s]", s.Namespace, s.Name, k), der[:64])
+				}
+			}
+		}
+	}
+	if len(secrets) == 0 {
+		t.Fatal("found no secrets to look for")
+	}
+	// The search must recognize a key where one is: every mgr keyring Secret
+	// holds one of the cephx keys collected above.
+	for _, s := range list.Items {
+		if !strings.HasSuffix(s.Name, "-keyring") || s.Labels["app"] != "rook-ceph-mgr" {
+			continue
+		}
+		found := false
+		for v := range secrets {
+			found = found || strings.Contains(string(s.Data["keyring"]), v)
+		}
+		if !found {
+			t.Errorf("keyring Secret %s/%s holds none of the keys collected: the search would miss it", s.Namespace, s.Name)
+		}
+	}
+
+	haystacks := map[string]string{}
+	for _, f := range env.LogFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		haystacks["log "+f] = string(b)
+	}
+	for name, url := range env.MetricsURLs {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatalf("metrics of %s: %v", name, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		haystacks["metrics "+name] = string(b)
+	}
+	var events strings.Builder
+	evs := &eventsv1.EventList{}
+	if err := env.Client.List(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Items {
+		fmt.Fprintln(&events, e.Reason, e.Note, e.Regarding.Name)
+	}
+	core := &corev1.EventList{}
+	if err := env.Client.List(ctx, core); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range core.Items {
+		fmt.Fprintln(&events, e.Reason, e.Message)
+	}
+	haystacks["Events"] = events.String()
+	var annotations strings.Builder
+	ds := &appsv1.DeploymentList{}
+	if err := env.Client.List(ctx, ds, client.MatchingLabels{"app": "rook-ceph-mgr"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds.Items {
+		for k, v := range d.Annotations {
+			fmt.Fprintln(&annotations, k, v)
+		}
+	}
+	haystacks["Deployment annotations"] = annotations.String()
+
+	bytes, hits := 0, 0
+	for where, text := range haystacks {
+		bytes += len(text)
+		for v, what := range secrets {
+			if strings.Contains(text, v) {
+				hits++
+				t.Errorf("%s found in %s", what, where)
+			}
+		}
+	}
+	t.Logf("searched %d places (%d log files, %d metrics scrapes, %d Events, %d mgr Deployments), %d bytes, for %d secret forms: %d hits",
+		len(haystacks), len(env.LogFiles), len(env.MetricsURLs), len(evs.Items)+len(core.Items), len(ds.Items), bytes, len(secrets), hits)
+	if len(env.LogFiles) == 0 {
+		t.Log("logs and metrics of a remote cluster are not readable here: Events and annotations only")
+	}
+}
