@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -305,5 +306,20 @@ func TestMalformedReviews(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReasonsOf: denial reasons keep the field, with indices and map keys
+// elided except the mgr and app labels, so the metric's label set is bounded.
+func TestReasonsOf(t *testing.T) {
+	errs := field.ErrorList{
+		field.Invalid(field.NewPath("metadata", "labels").Key("mgr"), "", ""),
+		field.Invalid(field.NewPath("metadata", "labels").Key("app"), "", ""),
+		field.Invalid(field.NewPath("metadata", "annotations").Key("team"), "", ""),
+		field.Invalid(field.NewPath("spec", "template", "spec", "containers").Index(3).Child("image"), "", ""),
+	}
+	want := []string{"metadata.labels[mgr]", "metadata.labels[app]", "metadata.annotations[*]", "spec.template.spec.containers[*].image"}
+	if got := reasonsOf(errs); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("reasonsOf = %v, want %v", got, want)
 	}
 }

@@ -146,7 +146,13 @@ func TestScaleValidator(t *testing.T) {
 		"opted-out mgr to 3": {req("rook-ceph-mgr-z", 3, nil), true, 0},
 		"namesake to 3":      {req("rook-ceph-mgr-web", 3, nil), true, 0},
 		"garbage":            {req("rook-ceph-mgr-a", 0, []byte("{")), false, 400},
-		"empty":              {req("rook-ceph-mgr-a", 0, []byte{}), false, 400},
+		// A review may leave name and namespace to the object.
+		"mgr to 3, named only in the Scale": {func() admission.Request {
+			r := req("rook-ceph-mgr-a", 3, nil)
+			r.Name, r.Namespace = "", ""
+			return r
+		}(), false, 422},
+		"empty": {req("rook-ceph-mgr-a", 0, []byte{}), false, 400},
 	} {
 		t.Run(name, func(t *testing.T) {
 			resp := h.Handle(context.Background(), tc.req)
