@@ -84,8 +84,15 @@ func (s *Syncer) Start(ctx context.Context) error {
 // working certificate.
 func (s *Syncer) write(sec *corev1.Secret) error {
 	certPEM, keyPEM := sec.Data[TLSCertKey], sec.Data[TLSKeyKey]
-	if _, err := tlsPair(certPEM, keyPEM); err != nil {
+	cert, err := tlsPair(certPEM, keyPEM)
+	if err != nil {
 		return fmt.Errorf("Secret %s/%s: %w", sec.Namespace, sec.Name, err)
+	}
+	// An expired (or not yet valid) certificate would fail every handshake:
+	// keep serving the current one until the rotator replaces it.
+	if now := time.Now(); now.After(cert.NotAfter) || now.Before(cert.NotBefore) {
+		return fmt.Errorf("Secret %s/%s: the serving certificate is valid only from %s to %s", sec.Namespace, sec.Name,
+			cert.NotBefore.Format(time.RFC3339), cert.NotAfter.Format(time.RFC3339))
 	}
 	if err := os.MkdirAll(s.CertDir, 0o700); err != nil {
 		return err

@@ -6,8 +6,12 @@ package selfsigned
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -129,32 +133,11 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 
 	// A load of admissions through the API server while certificates rotate.
 	serials, issuers := watchServedCerts(t, wo.LocalServingPort, 35*time.Second)
-	var ok, failed atomic.Int64
-	var wg sync.WaitGroup
-	deadline := time.Now().Add(35 * time.Second)
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; time.Now().Before(deadline); i++ {
-				d := minimal(t, root, fmt.Sprintf("rook-ceph-mgr-l%d-%d", w, i), fmt.Sprintf("l%d-%d", w, i))
-				if err := k8s.Create(ctx, d); err != nil {
-					failed.Add(1)
-					t.Logf("admission failed: %v", err)
-					continue
-				}
-				ok.Add(1)
-				if err := k8s.Delete(ctx, d); err != nil {
-					t.Logf("delete: %v", err)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	ok, failed := load(t, k8s, root, "l", 35*time.Second)()
 	s, is := serials(), issuers()
-	t.Logf("%d admissions, %d failed; %d serving certificates and %d CAs seen", ok.Load(), failed.Load(), len(s), len(is))
-	if failed.Load() != 0 || ok.Load() < 100 {
-		t.Errorf("%d of %d admissions failed during rotation; want 0 failed of at least 100", failed.Load(), ok.Load()+failed.Load())
+	t.Logf("%d admissions, %d failed; %d serving certificates and %d CAs seen", ok, failed, len(s), len(is))
+	if failed != 0 || ok < 100 {
+		t.Errorf("%d of %d admissions failed during rotation; want 0 failed of at least 100", failed, ok+failed)
 	}
 	if len(s) < 3 || len(is) < 2 {
 		t.Errorf("served %d serving certificates from %d CAs in 35s; want the serving certificate (12s) and the CA (40s) rotated", len(s), len(is))
@@ -209,9 +192,128 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	if err := k8s.Create(ctx, minimal(t, root, "rook-ceph-mgr-z", "z")); err != nil {
 		t.Errorf("admission after the repairs: %v", err)
 	}
-	if proc.Exited() {
-		t.Error("mgr-webhook exited")
+
+	// Faults under load: the Secret deleted, its certificate corrupted, an
+	// expired certificate put in. Each is repaired, and no admission fails.
+	servesSecret := func() bool {
+		cur := &corev1.Secret{}
+		if k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr-webhook-certs"}, cur) != nil {
+			return false
+		}
+		want := leafSerial(cur.Data[certs.TLSCertKey])
+		return want != "" && servedSerial(wo.LocalServingPort) == want && servedSerial(port2) == want &&
+			bytes.Contains(mutatingBundle(t, k8s), cur.Data[certs.CACertKey][:64])
 	}
+	finish := load(t, k8s, root, "f", 40*time.Second)
+	faults := []struct {
+		name  string
+		apply func(*corev1.Secret) error
+	}{
+		{"Secret deleted", func(s *corev1.Secret) error { return k8s.Delete(ctx, s) }},
+		{"tls.crt corrupted", func(s *corev1.Secret) error {
+			s.Data[certs.TLSCertKey] = []byte("-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n")
+			return k8s.Update(ctx, s)
+		}},
+		{"an expired certificate", func(s *corev1.Secret) error {
+			certPEM, keyPEM := expiredLeaf(t, s.Data[certs.CACertKey], s.Data[certs.CAKeyKey])
+			s.Data[certs.TLSCertKey], s.Data[certs.TLSKeyKey] = certPEM, keyPEM
+			return k8s.Update(ctx, s)
+		}},
+	}
+	var repairs []string
+	for _, f := range faults {
+		time.Sleep(2 * time.Second)
+		cur := &corev1.Secret{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr-webhook-certs"}, cur); err != nil {
+			t.Fatal(err)
+		}
+		before := leafSerial(cur.Data[certs.TLSCertKey])
+		start := time.Now()
+		if err := f.apply(cur); err != nil {
+			t.Fatalf("%s: %v", f.name, err)
+		}
+		waitFor(t, 30*time.Second, f.name+" repaired", func() bool {
+			s := &corev1.Secret{}
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr-webhook-certs"}, s) == nil &&
+				leafSerial(s.Data[certs.TLSCertKey]) != before && servesSecret()
+		})
+		repairs = append(repairs, fmt.Sprintf("%s: %s", f.name, time.Since(start).Round(100*time.Millisecond)))
+	}
+	ok, failed = finish()
+	t.Logf("faults under load: %d admissions, %d failed; repaired and served by both replicas in %s", ok, failed, strings.Join(repairs, ", "))
+	if failed != 0 || ok < 50 {
+		t.Errorf("%d of %d admissions failed during the certificate faults; want 0 of at least 50", failed, ok+failed)
+	}
+	if proc.Exited() || proc2.Exited() {
+		t.Error("a mgr-webhook replica exited")
+	}
+}
+
+// load creates and deletes mgr Deployments through the API server from 4
+// workers for d; the returned func waits for the end and counts.
+func load(t *testing.T, k8s client.Client, root, prefix string, d time.Duration) func() (ok, failed int64) {
+	var okN, failedN atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				id := fmt.Sprintf("%s%d-%d", prefix, w, i)
+				m := minimal(t, root, "rook-ceph-mgr-"+id, id)
+				if err := k8s.Create(context.Background(), m); err != nil {
+					failedN.Add(1)
+					t.Logf("admission failed: %v", err)
+					continue
+				}
+				okN.Add(1)
+				if err := k8s.Delete(context.Background(), m); err != nil {
+					t.Logf("delete: %v", err)
+				}
+			}
+		}()
+	}
+	return func() (int64, int64) {
+		wg.Wait()
+		return okN.Load(), failedN.Load()
+	}
+}
+
+// expiredLeaf is a serving certificate for 127.0.0.1 signed by the Secret's
+// CA that expired an hour ago.
+func expiredLeaf(t *testing.T, caBundle, caKeyPEM []byte) ([]byte, []byte) {
+	t.Helper()
+	cb, _ := pem.Decode(caBundle)
+	kb, _ := pem.Decode(caKeyPEM)
+	if cb == nil || kb == nil {
+		t.Fatal("the Secret holds no CA")
+	}
+	ca, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caKey, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "expired"},
+		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: time.Now().Add(-time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk})
 }
 
 // applyRBAC creates the namespace, ServiceAccounts and RBAC of an overlay
