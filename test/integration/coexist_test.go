@@ -213,5 +213,3 @@ func apply(t *testing.T, file string) {
 		t.Fatalf("kubectl apply: %v: %s", err, out)
 	}
 }
-
-
