@@ -11,7 +11,7 @@ TEST_FLAGS ?= -count=1 -timeout=20m
 IMG_WEBHOOK   ?= ghcr.io/rook-mgr/mgr-webhook:v0.1.0
 IMG_BOOTSTRAP ?= ghcr.io/rook-mgr/mgr-bootstrap:v0.1.0
 
-.PHONY: all build test unit fuzz mutation e2e e2e-kind bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build clean help
+.PHONY: all build test unit fuzz mutation chaos e2e e2e-kind bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build clean help
 
 all: build
 
@@ -38,6 +38,11 @@ fuzz: ## each fuzz target for FUZZTIME (60s); a crasher lands in testdata/fuzz a
 	$(GO) test -run '^$$' -fuzz '^FuzzComplete$$' -fuzztime $(FUZZTIME) ./mutate/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDeployment$$' -fuzztime $(FUZZTIME) ./webhook/
 	$(GO) test -run '^$$' -fuzz '^FuzzHandlers$$' -fuzztime $(FUZZTIME) ./webhook/
+
+chaos: ## the long fault runs: the Ceph mon stopped for CEPH_OUTAGE (60s) under the controller
+	@./hack/install-deps.sh
+	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
+	CEPH_OUTAGE=$${CEPH_OUTAGE:-60s} KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -v -run 'TestCephMonOutage' ./test/bootstrap/
 
 mutation: ## mutation testing of mutate/ and webhook/ (gremlins); fails under MUTATION_THRESHOLD (90) percent killed
 	./hack/mutation.sh

@@ -40,6 +40,9 @@ type Options struct {
 	FinalizerTimeout time.Duration
 	// WaitForMgr is how often to look again while Ceph does not list the mgr.
 	WaitForMgr time.Duration
+	// CephRetryMax caps the wait between attempts while a cluster does not
+	// answer (from 1 s, doubling).
+	CephRetryMax time.Duration
 }
 
 // DefaultOptions are the seed's choices.
@@ -52,5 +55,6 @@ func DefaultOptions() Options {
 		RetryInterval:       2 * time.Second,
 		FinalizerTimeout:    2 * time.Minute,
 		WaitForMgr:          5 * time.Second,
+		CephRetryMax:        10 * time.Second,
 	}
 }

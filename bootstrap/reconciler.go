@@ -13,12 +13,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
@@ -38,11 +40,36 @@ type Reconciler struct {
 	// A cached Deployment older than that is a stale cache, not news: acting
 	// on it would repeat ceph writes already done.
 	written sync.Map // types.NamespacedName -> int64
+	// unreachable counts, per Deployment, the reconciles in a row that found
+	// its Ceph cluster unreachable.
+	unreachable sync.Map // types.NamespacedName -> int
+}
+
+// unavailableRetry retries a Deployment whose Ceph cluster did not answer
+// after 1 s, doubling per attempt up to CephRetryMax, instead of the
+// workqueue's backoff for errors (which grows to minutes): an outage costs a
+// bounded, slow series of ceph calls, and the mgr is picked up within
+// CephRetryMax of the cluster's return. Any other outcome resets the count.
+func (r *Reconciler) unavailableRetry(key types.NamespacedName, res ctrl.Result, err error) (ctrl.Result, error) {
+	if !ceph.IsUnavailable(err) {
+		r.unreachable.Delete(key)
+		return res, err
+	}
+	n := 0
+	if v, ok := r.unreachable.Load(key); ok {
+		n = v.(int)
+	}
+	r.unreachable.Store(key, n+1)
+	wait := time.Second << min(n, 16)
+	if r.CephRetryMax > 0 && wait > r.CephRetryMax {
+		wait = r.CephRetryMax
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
 }
 
 // Reconcile runs the bootstrap steps that are not done yet. A bootstrapped
 // mgr costs only cache reads: no ceph call and no API write.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	reconciles.Inc()
 	d := &appsv1.Deployment{}
 	if err := r.Client.Get(ctx, req.NamespacedName, d); err != nil {
@@ -80,7 +107,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	next.LastError, next.ObservedGeneration = "", d.Generation
 	// The one place status and failure Events are written, whatever the
 	// steps return.
-	defer func() { err = r.record(ctx, d, next, err) }()
+	defer func() {
+		err = r.record(ctx, d, next, err)
+		res, err = r.unavailableRetry(req.NamespacedName, res, err)
+	}()
 	return r.bootstrap(ctx, &scope{r: r, d: d, id: id}, st, &next)
 }
 

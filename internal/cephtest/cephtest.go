@@ -260,16 +260,40 @@ func (c *Cluster) GetKey(ctx context.Context, entity string) (string, error) {
 	return k.Key, json.Unmarshal(out, &k)
 }
 
+// StopMon stops the mon: the cluster is unreachable until StartMon.
+func (c *Cluster) StopMon() { c.stop(0) }
+
+// StartMon starts the mon again on its store and address; the mgrs reconnect.
+func (c *Cluster) StartMon() error {
+	if err := c.daemon("ceph-mon", "ceph-mon", "-c", c.Conf, "-i", "a", "-f"); err != nil {
+		return err
+	}
+	last := len(c.procs) - 1
+	c.procs[0], c.done[0] = c.procs[last], c.done[last]
+	c.procs, c.done = c.procs[:last], c.done[:last]
+	return nil
+}
+
+// stop ends daemon i (TERM, then KILL after 10 s); a stopped one is a no-op.
+func (c *Cluster) stop(i int) {
+	select {
+	case <-c.done[i]:
+		return
+	default:
+	}
+	_ = syscall.Kill(-c.procs[i].Process.Pid, syscall.SIGTERM)
+	select {
+	case <-c.done[i]:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-c.procs[i].Process.Pid, syscall.SIGKILL)
+		<-c.done[i]
+	}
+}
+
 // Stop kills the daemons by PID and removes the cluster's files.
 func (c *Cluster) Stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		_ = syscall.Kill(-c.procs[i].Process.Pid, syscall.SIGTERM)
-		select {
-		case <-c.done[i]:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-c.procs[i].Process.Pid, syscall.SIGKILL)
-			<-c.done[i]
-		}
+		c.stop(i)
 	}
 	if os.Getenv("CEPHTEST_KEEP") == "" {
 		os.RemoveAll(c.Dir)
