@@ -36,10 +36,18 @@ const (
 // validating webhook of their scale subresource to srv. The framework caps
 // request bodies, recovers and counts panics, and exports
 // controller_runtime_webhook_* metrics per path.
-func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, policy *mutate.Policy) {
-	srv.Register(MutatePath, &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: policy}})
-	srv.Register(ValidatePath, &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: policy}})
-	srv.Register(ValidateScalePath, &admission.Webhook{Handler: &ScaleValidator{Mgrs: clusters}})
+func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, policy *mutate.Policy, drain *Drain) {
+	for path, h := range map[string]admission.Handler{
+		MutatePath:        &Mutator{Clusters: clusters, Policy: policy},
+		ValidatePath:      &Validator{Clusters: clusters, Policy: policy},
+		ValidateScalePath: &ScaleValidator{Mgrs: clusters},
+	} {
+		var hook http.Handler = &admission.Webhook{Handler: h}
+		if drain != nil {
+			hook = drain.Wrap(hook)
+		}
+		srv.Register(path, hook)
+	}
 }
 
 // Setup wires the webhook into mgr, the one place it is wired (cmd/mgr-webhook
@@ -47,8 +55,9 @@ func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, policy *mutate
 // handlers on mgr's webhook server, /healthz, and a /readyz that holds until
 // the server is up and the cache has listed (before that every namespace would
 // look like it lacks its cluster objects). cfg is what the cache reads with
-// (the webhook's own identity).
-func Setup(mgr manager.Manager, cfg *rest.Config, policy *mutate.Policy) (*ClusterInfoCache, error) {
+// (the webhook's own identity); drain, when not nil, makes a termination
+// graceful (see Drain).
+func Setup(mgr manager.Manager, cfg *rest.Config, policy *mutate.Policy, drain *Drain) (*ClusterInfoCache, error) {
 	clusters, err := NewClusterInfoCache(cfg)
 	if err != nil {
 		return nil, err
@@ -56,9 +65,14 @@ func Setup(mgr manager.Manager, cfg *rest.Config, policy *mutate.Policy) (*Clust
 	if err := mgr.Add(clusters); err != nil {
 		return nil, err
 	}
-	Register(mgr.GetWebhookServer(), clusters, policy)
+	Register(mgr.GetWebhookServer(), clusters, policy, drain)
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
+	}
+	if drain != nil {
+		if err := mgr.AddReadyzCheck("not-draining", drain.Ready); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return nil, err

@@ -34,6 +34,7 @@ type options struct {
 	// Self-signed certificate mode.
 	certMode, certSecret, namespace, serviceName, webhookConfig, extraSANs string
 	caLifetime, certLifetime, certCheckInterval                            time.Duration
+	shutdownDelay                                                          time.Duration
 }
 
 func main() {
@@ -58,6 +59,7 @@ func main() {
 	flag.DurationVar(&o.certLifetime, "cert-lifetime", certs.DefaultLifetimes.Serving, "self-signed: serving certificate lifetime (renewed with a third left)")
 	flag.DurationVar(&o.certCheckInterval, "cert-check-interval", time.Minute, "self-signed: how often certificates and caBundles are checked")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader among replicas; only the leader rotates certificates")
+	flag.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to keep serving after readiness fails, while the Service's endpoints and the API server's connections move away")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -117,7 +119,8 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if _, err := webhook.Setup(mgr, cfg, policy); err != nil {
+	drain := &webhook.Drain{Delay: o.shutdownDelay}
+	if _, err := webhook.Setup(mgr, cfg, policy, drain); err != nil {
 		return err
 	}
 	if o.certMode == "self-signed" {
@@ -134,7 +137,7 @@ func run(o options) error {
 		}
 	}
 	ctrl.Log.Info("starting mgr-webhook", "port", o.port, "certDir", o.certDir, "policy", o.policyFile)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(drain.Context(ctrl.SetupSignalHandler()))
 }
 
 // selfSigned builds the certificate rotator (leader only) and syncer (every replica).

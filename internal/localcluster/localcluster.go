@@ -208,7 +208,9 @@ func (c *Cluster) startWebhook(ctx context.Context, extraArgs ...string) error {
 	c.step("starting mgr-webhook on https://%s:%d, self-signed certificates (log: %s)", wo.LocalServingHost, wo.LocalServingPort, filepath.Join(c.WorkDir, "mgr-webhook.log"))
 	args := append([]string{"--kubeconfig", kc, "--cert-mode=self-signed", "--namespace=" + WebhookNamespace,
 		"--cert-dir", filepath.Join(c.WorkDir, "webhook-certs"), "--cert-extra-sans=" + wo.LocalServingHost,
-		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort)}, c.commonArgs("mgr-webhook")...)
+		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort),
+		// One replica and no Service: nothing to drain towards on a restart.
+		"--shutdown-delay=0s"}, c.commonArgs("mgr-webhook")...)
 	args = append(args, extraArgs...)
 	p, err := c.spawn(ctx, filepath.Join(c.binDir, "mgr-webhook"), "mgr-webhook", probe, args...)
 	if err != nil {

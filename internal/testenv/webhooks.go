@@ -53,7 +53,7 @@ func ServeWebhooks(ctx context.Context, a *APIServer, policy *mutate.Policy) (*w
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := webhook.Setup(mgr, cfg, policy)
+	clusters, err := webhook.Setup(mgr, cfg, policy, nil)
 	if err != nil {
 		return nil, err
 	}
