@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -99,10 +98,8 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if binDir == "" {
 		binDir = filepath.Join(c.WorkDir, "bin")
 		c.step("building mgr-webhook and mgr-bootstrap into %s", binDir)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/mgr-webhook", "./cmd/mgr-bootstrap")
-		cmd.Dir = o.RepoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return c, fmt.Errorf("go build: %v\n%s", err, out)
+		if err := testenv.BuildCommands(ctx, o.RepoRoot, binDir, "mgr-webhook", "mgr-bootstrap"); err != nil {
+			return c, err
 		}
 	}
 

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -93,4 +94,19 @@ func MemoryKiB(pid int, field string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s not in /proc/%d/status", field, pid)
+}
+
+// BuildCommands builds the binaries of cmd/<name>... of the repository at
+// root into dir, as `make build` does, for tests that run what ships.
+func BuildCommands(ctx context.Context, root, dir string, names ...string) error {
+	args := []string{"build", "-o", dir + "/"}
+	for _, n := range names {
+		args = append(args, "./cmd/"+n)
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %v: %v\n%s", names, err, out)
+	}
+	return nil
 }

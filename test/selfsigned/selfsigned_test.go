@@ -47,10 +47,11 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "mgr-webhook")
-	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "cmd", "mgr-webhook")).CombinedOutput(); err != nil {
-		t.Fatalf("building mgr-webhook: %v\n%s", err, out)
+	binDir := t.TempDir()
+	if err := testenv.BuildCommands(ctx, root, binDir, "mgr-webhook"); err != nil {
+		t.Fatal(err)
 	}
+	bin := filepath.Join(binDir, "mgr-webhook")
 	manifests, err := testenv.WebhookManifests()
 	if err != nil {
 		t.Fatal(err)
