@@ -46,7 +46,7 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Delete",
 				"cannot remove cephx key %s yet (%v); retrying until %s", entity, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
 			// Retry on our own clock, never past the deadline.
-			return ctrl.Result{RequeueAfter: min(remaining, 10*time.Second)}, nil
+			return ctrl.Result{RequeueAfter: min(remaining, r.cephRetryMax())}, nil
 		}
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandon, "Delete",
 			"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entity, r.FinalizerTimeout, err, entity)

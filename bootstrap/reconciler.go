@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,10 +37,11 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 	Options
 
-	// written holds, per Deployment, the generation of our last status write.
-	// A cached Deployment older than that is a stale cache, not news: acting
-	// on it would repeat ceph writes already done.
-	written sync.Map // types.NamespacedName -> int64
+	// written holds, per Deployment (by UID: a Deployment deleted and created
+	// again under its name starts over), the generation of our last status
+	// write. A cached Deployment older than that is a stale cache, not news:
+	// acting on it would repeat ceph writes already done.
+	written sync.Map // types.UID -> int64
 	// unreachable counts, per Deployment, the reconciles in a row that found
 	// its Ceph cluster unreachable.
 	unreachable sync.Map // types.NamespacedName -> int
@@ -60,11 +62,16 @@ func (r *Reconciler) unavailableRetry(key types.NamespacedName, res ctrl.Result,
 		n = v.(int)
 	}
 	r.unreachable.Store(key, n+1)
-	wait := time.Second << min(n, 16)
-	if r.CephRetryMax > 0 && wait > r.CephRetryMax {
-		wait = r.CephRetryMax
+	return ctrl.Result{RequeueAfter: min(time.Second<<min(n, 16), r.cephRetryMax())}, nil
+}
+
+// cephRetryMax is the longest wait between attempts at a cluster that does
+// not answer (10 s unless set).
+func (r *Reconciler) cephRetryMax() time.Duration {
+	if r.CephRetryMax > 0 {
+		return r.CephRetryMax
 	}
-	return ctrl.Result{RequeueAfter: wait}, nil
+	return 10 * time.Second
 }
 
 // Reconcile runs the bootstrap steps that are not done yet. A bootstrapped
@@ -73,6 +80,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	reconciles.Inc()
 	d := &appsv1.Deployment{}
 	if err := r.Client.Get(ctx, req.NamespacedName, d); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.unreachable.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	id := mutate.MgrID(d)
@@ -81,16 +91,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	log := logf.FromContext(ctx).WithValues("mgr", id)
 	ctx = logf.IntoContext(ctx, log)
-	if g, ok := r.written.Load(req.NamespacedName); ok && d.Generation < g.(int64) {
+	if g, ok := r.written.Load(d.UID); ok && d.Generation < g.(int64) {
 		// Our own status writes bring no event (the predicate drops them),
 		// and this request may stand for a pending retry: look again shortly.
 		log.V(1).Info("cache behind our last status write; looking again shortly", "cached", d.Generation, "written", g)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if mutate.LeftAlone(d) {
+		r.written.Delete(d.UID)
 		return ctrl.Result{}, r.release(ctx, d)
 	}
 	if d.DeletionTimestamp != nil {
+		r.written.Delete(d.UID) // no status is written from here on
 		return r.finalize(ctx, d, id)
 	}
 	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {

@@ -136,7 +136,7 @@ func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st St
 		apiWrites.Inc()
 		err := r.Client.Patch(ctx, cur, patch)
 		if err == nil {
-			r.written.Store(client.ObjectKeyFromObject(cur), cur.Generation)
+			r.written.Store(cur.UID, cur.Generation)
 			return nil
 		}
 		// Status writes of the deployment controller move the resourceVersion

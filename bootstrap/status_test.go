@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -95,5 +97,28 @@ func TestRecordWritesEveryOutcome(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecreatedDeploymentIsNotStale: a Deployment deleted and created again
+// under its name starts at generation 1, below the generation of the last
+// status write on its predecessor; it is news, not a stale cache.
+func TestRecreatedDeploymentIsNotStale(t *testing.T) {
+	old := mgr("rook-ceph-mgr-a", "a", "uid-old")
+	fresh := mgr("rook-ceph-mgr-a", "a", "uid-new")
+	fresh.Generation = 1
+	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(fresh).Build()
+	r := &Reconciler{Client: cl, APIReader: cl, Recorder: events.NewFakeRecorder(8), Options: DefaultOptions()}
+	r.written.Store(old.UID, int64(7))
+	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(fresh)})
+	if res.RequeueAfter == time.Second && err == nil {
+		t.Fatal("the new Deployment was taken for a stale cache of the old one")
+	}
+	stored := &appsv1.Deployment{}
+	if err := cl.Get(context.Background(), client.ObjectKeyFromObject(fresh), stored); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := StatusOf(stored); st.Phase == "" {
+		t.Errorf("no status written for the new Deployment: the reconcile did not act (result %+v, %v)", res, err)
 	}
 }

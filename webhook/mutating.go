@@ -97,13 +97,7 @@ func decodeDeployment(req admission.Request, raw []byte, webhook string) (*appsv
 		return nil, admission.Errored(http.StatusBadRequest, fmt.Errorf("this webhook admits apps/v1 Deployments only, got %s; fix the webhook configuration's rules", req.Kind)), false
 	}
 	d := &appsv1.Deployment{}
-	err := errors.New("there is no content to decode")
-	if len(raw) > 0 {
-		// The API machinery's decoder: case-sensitive, as the API server
-		// decodes what it stores (goccy/go-json, tried for speed, matched
-		// field names case-insensitively).
-		err = kjson.UnmarshalCaseSensitivePreserveInts(raw, d)
-	}
+	err := decodeObject(raw, d)
 	if err == nil && (d.APIVersion != "apps/v1" || d.Kind != "Deployment") {
 		err = fmt.Errorf("the object is %s %s, not an apps/v1 Deployment", d.APIVersion, d.Kind)
 	}
@@ -112,6 +106,16 @@ func decodeDeployment(req admission.Request, raw []byte, webhook string) (*appsv
 		return nil, admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot decode the Deployment: %w", err)), false
 	}
 	return d, admission.Response{}, true
+}
+
+// decodeObject reads an object of a review with the API machinery's decoder:
+// case-sensitive, as the API server decodes what it stores (goccy/go-json,
+// tried for speed, matched field names case-insensitively).
+func decodeObject(raw []byte, obj any) error {
+	if len(raw) == 0 {
+		return errors.New("there is no content to decode")
+	}
+	return kjson.UnmarshalCaseSensitivePreserveInts(raw, obj)
 }
 
 // namespaceOf prefers the request's namespace: a client may omit it in the body.

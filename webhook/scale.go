@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -11,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -47,11 +45,7 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("this webhook admits autoscaling Scale objects of deployments/scale only, got %s; fix the webhook configuration's rules", req.Kind))
 	}
 	sc := &autoscalingv1.Scale{}
-	err := errors.New("there is no content to decode")
-	if len(req.Object.Raw) > 0 {
-		err = kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, sc)
-	}
-	if err != nil {
+	if err := decodeObject(req.Object.Raw, sc); err != nil {
 		count(scaleName, OutcomeErrored, ReasonBadRequest)
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot decode the Scale: %w", err))
 	}

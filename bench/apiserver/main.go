@@ -66,16 +66,7 @@ func main() {
 func measure(mode string, n int) (map[string][]time.Duration, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var manifests []string
-	if mode == "webhooks" {
-		m, err := testenv.WebhookManifests()
-		if err != nil {
-			return nil, err
-		}
-		defer os.Remove(m)
-		manifests = append(manifests, m)
-	}
-	api, err := testenv.StartAPIServer(manifests...)
+	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{ShippedWebhooks: mode == "webhooks"})
 	if err != nil {
 		return nil, err
 	}

@@ -287,8 +287,10 @@ func memFile(name string, data []byte) (*os.File, error) {
 }
 
 // RemoveStale deletes the credential directories that versions before the
-// memfd runner left in dir (os.TempDir() when empty) when killed mid-call.
-// It returns how many it removed.
+// memfd runner left in dir (os.TempDir() when empty) when killed mid-call,
+// once they are older than any call could last (10 minutes): a directory of
+// an older replica still running beside this one is in use, not stale. It
+// returns how many it removed.
 func RemoveStale(dir string) (int, error) {
 	if dir == "" {
 		dir = os.TempDir()
@@ -299,6 +301,9 @@ func RemoveStale(dir string) (int, error) {
 	}
 	n := 0
 	for _, d := range stale {
+		if info, err := os.Stat(d); err != nil || time.Since(info.ModTime()) < 10*time.Minute {
+			continue
+		}
 		if err := os.RemoveAll(d); err != nil {
 			return n, err
 		}

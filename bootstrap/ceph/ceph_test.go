@@ -260,13 +260,27 @@ func TestRemoveStale(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "mgr-bootstrap-ceph-1", "keyring"), []byte("[client.admin]"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	hourAgo := time.Now().Add(-time.Hour)
+	for _, name := range []string{"mgr-bootstrap-ceph-1", "mgr-bootstrap-ceph-2"} {
+		if err := os.Chtimes(filepath.Join(dir, name), hourAgo, hourAgo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A fresh one belongs to a call still running (an older replica beside us).
+	if err := os.MkdirAll(filepath.Join(dir, "mgr-bootstrap-ceph-3"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	n, err := RemoveStale(dir)
 	if err != nil || n != 2 {
 		t.Fatalf("RemoveStale = %d, %v; want 2", n, err)
 	}
-	left, _ := os.ReadDir(dir)
-	if len(left) != 1 || left[0].Name() != "other" {
-		t.Errorf("left %v, want only other", left)
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if !slices.Equal(left, []string{"mgr-bootstrap-ceph-3", "other"}) {
+		t.Errorf("left %v, want the fresh dir and other", left)
 	}
 }
 

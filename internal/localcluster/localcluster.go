@@ -121,15 +121,10 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 
 	c.step("starting etcd + kube-apiserver (real binaries from %s)", os.Getenv("KUBEBUILDER_ASSETS"))
-	manifests, err := testenv.WebhookManifests()
-	if err != nil {
-		return c, err
-	}
-	defer os.Remove(manifests)
 	// Strict like a hardened cluster: owner references that block deletion
 	// need update on the owner's finalizers.
 	if c.API, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
-		WebhookManifests: []string{manifests},
+		ShippedWebhooks:  true,
 		AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"},
 	}); err != nil {
 		return c, err
@@ -202,12 +197,16 @@ func (c *Cluster) startWebhook(ctx context.Context, extraArgs ...string) error {
 	if err != nil {
 		return err
 	}
+	common, err := c.commonArgs("mgr-webhook")
+	if err != nil {
+		return err
+	}
 	c.step("starting mgr-webhook on https://%s:%d, self-signed certificates (log: %s)", wo.LocalServingHost, wo.LocalServingPort, filepath.Join(c.WorkDir, "mgr-webhook.log"))
 	args := append([]string{"--kubeconfig", kc, "--cert-mode=self-signed", "--namespace=" + WebhookNamespace,
 		"--cert-dir", filepath.Join(c.WorkDir, "webhook-certs"), "--cert-extra-sans=" + wo.LocalServingHost,
 		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort),
 		// One replica and no Service: nothing to drain towards on a restart.
-		"--shutdown-delay=0s"}, c.commonArgs("mgr-webhook")...)
+		"--shutdown-delay=0s"}, common...)
 	args = append(args, extraArgs...)
 	p, err := c.spawn(ctx, filepath.Join(c.binDir, "mgr-webhook"), "mgr-webhook", probe, args...)
 	if err != nil {
@@ -236,7 +235,11 @@ func (c *Cluster) startBootstrap(ctx context.Context, finalizerTimeout time.Dura
 	if err != nil {
 		return err
 	}
-	args := append([]string{"--kubeconfig", kc, "--leader-elect=false", "--ceph-connect-timeout=5s"}, c.commonArgs("mgr-bootstrap")...)
+	common, err := c.commonArgs("mgr-bootstrap")
+	if err != nil {
+		return err
+	}
+	args := append([]string{"--kubeconfig", kc, "--leader-elect=false", "--ceph-connect-timeout=5s"}, common...)
 	if finalizerTimeout > 0 {
 		args = append(args, "--finalizer-timeout="+finalizerTimeout.String())
 	}
@@ -251,12 +254,12 @@ func (c *Cluster) startBootstrap(ctx context.Context, finalizerTimeout time.Dura
 
 // commonArgs serve name's metrics on a free loopback port (kept across
 // restarts) and, when verbose, log at the most verbose level.
-func (c *Cluster) commonArgs(name string) []string {
+func (c *Cluster) commonArgs(name string) ([]string, error) {
 	url, ok := c.MetricsURLs[name]
 	if !ok {
 		port, err := testenv.FreePort()
 		if err != nil {
-			port = 0
+			return nil, err
 		}
 		url = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 		c.MetricsURLs[name] = url
@@ -266,7 +269,7 @@ func (c *Cluster) commonArgs(name string) []string {
 	if c.verbose {
 		args = append(args, "--zap-log-level=10")
 	}
-	return args
+	return args, nil
 }
 
 // LogFiles are the components' log files.

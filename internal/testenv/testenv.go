@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap/zapcore"
@@ -85,6 +86,10 @@ type APIServerOptions struct {
 	// Env.WebhookInstallOptions.LocalServingHost, LocalServingPort and
 	// LocalServingCertDir.
 	WebhookManifests []string
+	// ShippedWebhooks adds the project's own webhook configurations
+	// (manifests/base, rendered by kustomize), pointing at the local serving
+	// port as WebhookManifests do.
+	ShippedWebhooks bool
 	// CRDs are files or directories of CustomResourceDefinitions to install.
 	CRDs []string
 	// AdmissionPlugins are enabled on top of kube-apiserver's defaults (e.g.
@@ -98,11 +103,25 @@ func StartAPIServer(webhookManifests ...string) (*APIServer, error) {
 	return StartAPIServerWith(APIServerOptions{WebhookManifests: webhookManifests})
 }
 
+// StartWithShippedWebhooks starts etcd and kube-apiserver with the project's
+// webhook configurations installed (APIServerOptions.ShippedWebhooks).
+func StartWithShippedWebhooks() (*APIServer, error) {
+	return StartAPIServerWith(APIServerOptions{ShippedWebhooks: true})
+}
+
 // StartAPIServerWith starts etcd and kube-apiserver as o says.
 func StartAPIServerWith(o APIServerOptions) (*APIServer, error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
+	}
+	if o.ShippedWebhooks {
+		shipped, err := WebhookManifests()
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(shipped) // read once, when the API server starts
+		o.WebhookManifests = append(slices.Clone(o.WebhookManifests), shipped)
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,

@@ -53,14 +53,9 @@ func run(m *testing.M) (int, error) {
 	if repoRoot, err = testenv.RepoRoot(); err != nil {
 		return 1, err
 	}
-	manifests, err := testenv.WebhookManifests()
-	if err != nil {
-		return 1, err
-	}
-	defer os.Remove(manifests)
 	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
-		WebhookManifests: []string{manifests},
-		CRDs:             []string{filepath.Join(repoRoot, "test", "crds")},
+		ShippedWebhooks: true,
+		CRDs:            []string{filepath.Join(repoRoot, "test", "crds")},
 	})
 	if err != nil {
 		return 1, err

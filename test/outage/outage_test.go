@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -33,12 +32,7 @@ import (
 const ns = "rook-ceph"
 
 func TestWebhookOutage(t *testing.T) {
-	manifests, err := testenv.WebhookManifests()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(manifests)
-	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{WebhookManifests: []string{manifests}})
+	api, err := testenv.StartWithShippedWebhooks()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,12 +52,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(binDir, "mgr-webhook")
-	manifests, err := testenv.WebhookManifests()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(manifests)
-	api, err := testenv.StartAPIServer(manifests)
+	api, err := testenv.StartWithShippedWebhooks()
 	if err != nil {
 		t.Fatal(err)
 	}
