@@ -25,17 +25,24 @@ import (
 func main() {
 	o := bootstrap.DefaultOptions()
 	var (
-		leaderElect                 bool
-		leaderElectionNamespace     string
-		metricsAddr, probeAddr      string
-		cephBinary, modules, caps   string
-		policyFile                  string
-		cephTimeout, connectTimeout time.Duration
-		maxConcurrent               int
+		leaderElect                  bool
+		leaderElectionNamespace      string
+		metricsAddr, probeAddr       string
+		cephBinary, modules, caps    string
+		policyFile                   string
+		cephTimeout, connectTimeout  time.Duration
+		leaseDuration, renewDeadline time.Duration
+		retryPeriod                  time.Duration
+		maxConcurrent                int
 	)
 	// --kubeconfig is registered by controller-runtime (in-cluster config when unset).
 	flag.BoolVar(&leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (the pod's namespace in-cluster)")
+	// A standby takes over a killed leader after about the lease duration; a
+	// leader that cannot renew within the deadline (an API server outage) exits.
+	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits before taking over a leader that stopped renewing")
+	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading and exits")
+	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.StringVar(&cephBinary, "ceph-binary", "ceph", "the ceph CLI")
@@ -99,6 +106,9 @@ func main() {
 		LeaderElectionID:              "mgr-bootstrap.mgr.ceph.rook.io",
 		LeaderElectionNamespace:       leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &leaseDuration,
+		RenewDeadline:                 &renewDeadline,
+		RetryPeriod:                   &retryPeriod,
 	})
 	if err != nil {
 		fail(err)

@@ -50,6 +50,9 @@ type Options struct {
 	FinalizerTimeout time.Duration
 	// Verbose runs both components at their most verbose log level.
 	Verbose bool
+	// BootstrapReplicas of mgr-bootstrap run (1 when zero); more than one
+	// elect a leader, as the shipped Deployment's two replicas do.
+	BootstrapReplicas int
 }
 
 // Cluster is a running local cluster.
@@ -59,12 +62,14 @@ type Cluster struct {
 	WorkDir string
 	Cephs   map[string]*cephtest.Cluster
 	work    *testenv.Workloads
-	procs   []*testenv.Process
 	webhook *testenv.Process
-	binDir  string
-	ownsDir bool
-	log     io.Writer
-	verbose bool
+	// bootstraps are the mgr-bootstrap replicas; bootstrapArgs start one again.
+	bootstraps    []*testenv.Process
+	bootstrapArgs []string
+	binDir        string
+	ownsDir       bool
+	log           io.Writer
+	verbose       bool
 	// MetricsURLs are the components' metrics endpoints, by name.
 	MetricsURLs map[string]string
 	stopping    bool
@@ -167,8 +172,21 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			return c, err
 		}
 	}
-	if err := c.startBootstrap(ctx, o.FinalizerTimeout); err != nil {
-		return c, err
+	c.bootstrapArgs = []string{"--ceph-connect-timeout=5s"}
+	if o.FinalizerTimeout > 0 {
+		c.bootstrapArgs = append(c.bootstrapArgs, "--finalizer-timeout="+o.FinalizerTimeout.String())
+	}
+	replicas := max(o.BootstrapReplicas, 1)
+	if replicas == 1 {
+		c.bootstrapArgs = append(c.bootstrapArgs, "--leader-elect=false")
+	} else {
+		c.bootstrapArgs = append(c.bootstrapArgs, "--leader-elect", "--leader-election-namespace="+WebhookNamespace)
+	}
+	c.bootstraps = make([]*testenv.Process, replicas)
+	for i := range replicas {
+		if err := c.StartBootstrap(ctx, i); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
 }
@@ -226,7 +244,29 @@ func (c *Cluster) RestartWebhook(ctx context.Context, extraArgs ...string) error
 	return c.startWebhook(ctx, extraArgs...)
 }
 
-func (c *Cluster) startBootstrap(ctx context.Context, finalizerTimeout time.Duration) error {
+// BootstrapName names replica i of mgr-bootstrap: its log file
+// (<name>.log) and its key in MetricsURLs.
+func BootstrapName(i int) string {
+	if i == 0 {
+		return "mgr-bootstrap"
+	}
+	return fmt.Sprintf("mgr-bootstrap-%d", i+1)
+}
+
+// Webhook is the mgr-webhook process (nil while restarting).
+func (c *Cluster) Webhook() *testenv.Process { return c.webhook }
+
+// Bootstrap is replica i of mgr-bootstrap (nil while stopped).
+func (c *Cluster) Bootstrap(i int) *testenv.Process { return c.bootstraps[i] }
+
+// StartBootstrap starts replica i of mgr-bootstrap, as its ServiceAccount,
+// and waits until it is ready; a replica that ran before is started again
+// (its log appended to, its metrics on the same port).
+func (c *Cluster) StartBootstrap(ctx context.Context, i int) error {
+	if p := c.bootstraps[i]; p != nil && !p.Exited() {
+		return fmt.Errorf("%s is running", BootstrapName(i))
+	}
+	name := BootstrapName(i)
 	probe, err := testenv.FreePort()
 	if err != nil {
 		return err
@@ -235,20 +275,17 @@ func (c *Cluster) startBootstrap(ctx context.Context, finalizerTimeout time.Dura
 	if err != nil {
 		return err
 	}
-	common, err := c.commonArgs("mgr-bootstrap")
+	common, err := c.commonArgs(name)
 	if err != nil {
 		return err
 	}
-	args := append([]string{"--kubeconfig", kc, "--leader-elect=false", "--ceph-connect-timeout=5s"}, common...)
-	if finalizerTimeout > 0 {
-		args = append(args, "--finalizer-timeout="+finalizerTimeout.String())
-	}
-	c.step("starting mgr-bootstrap (log: %s)", filepath.Join(c.WorkDir, "mgr-bootstrap.log"))
-	p, err := c.spawn(ctx, filepath.Join(c.binDir, "mgr-bootstrap"), "mgr-bootstrap", probe, args...)
+	args := append(append([]string{"--kubeconfig", kc}, c.bootstrapArgs...), common...)
+	c.step("starting %s (log: %s)", name, filepath.Join(c.WorkDir, name+".log"))
+	p, err := c.spawn(ctx, filepath.Join(c.binDir, "mgr-bootstrap"), name, probe, args...)
 	if err != nil {
 		return err
 	}
-	c.procs = append(c.procs, p)
+	c.bootstraps[i] = p
 	return nil
 }
 
@@ -274,7 +311,11 @@ func (c *Cluster) commonArgs(name string) ([]string, error) {
 
 // LogFiles are the components' log files.
 func (c *Cluster) LogFiles() []string {
-	return []string{filepath.Join(c.WorkDir, "mgr-webhook.log"), filepath.Join(c.WorkDir, "mgr-bootstrap.log")}
+	files := []string{filepath.Join(c.WorkDir, "mgr-webhook.log")}
+	for i := range c.bootstraps {
+		files = append(files, filepath.Join(c.WorkDir, BootstrapName(i)+".log"))
+	}
+	return files
 }
 
 // kubeconfigOf writes a kubeconfig, in the work dir, that acts as
@@ -322,8 +363,10 @@ func (c *Cluster) Stop() {
 		return
 	}
 	c.stopping = true
-	for i := len(c.procs) - 1; i >= 0; i-- {
-		c.procs[i].Stop(10 * time.Second)
+	for _, p := range c.bootstraps {
+		if p != nil {
+			p.Stop(10 * time.Second)
+		}
 	}
 	if c.webhook != nil {
 		c.webhook.Stop(10 * time.Second)

@@ -2,7 +2,13 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -15,26 +21,54 @@ func CounterSum(name string, match map[string]string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	sum := 0.0
 	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range match {
-				if labels[k] != v {
-					continue series
-				}
-			}
-			sum += m.GetCounter().GetValue()
+		if mf.GetName() == name {
+			return sumSeries(mf, match), nil
 		}
 	}
-	return sum, nil
+	return 0, nil
+}
+
+// ScrapeSum scrapes a metrics endpoint (another process's) and sums the
+// counter, gauge or histogram (its sum of observations) name over the series
+// whose labels match; 0 when absent.
+func ScrapeSum(url, name string, match map[string]string) (float64, error) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("parsing %s: %w", url, err)
+	}
+	if mf, ok := mfs[name]; ok {
+		return sumSeries(mf, match), nil
+	}
+	return 0, nil
+}
+
+func sumSeries(mf *dto.MetricFamily, match map[string]string) float64 {
+	sum := 0.0
+series:
+	for _, m := range mf.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for k, v := range match {
+			if labels[k] != v {
+				continue series
+			}
+		}
+		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetHistogram().GetSampleSum()
+	}
+	return sum
 }
 
 // MgrPodReady reports whether a live pod of mgr id in ns is Ready.

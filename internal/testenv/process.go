@@ -27,7 +27,8 @@ func Spawn(bin, logPath string, args ...string) (*Process, error) {
 			return nil, fmt.Errorf("%s not found: build it first (make build / make binaries)", bin)
 		}
 	}
-	logf, err := os.Create(logPath)
+	// Appended to: a component started again keeps its earlier log.
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +70,16 @@ func (p *Process) Stop(grace time.Duration) {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 	}
+}
+
+// Kill sends SIGKILL to the process group, as the OOM killer or a node
+// failure would, and waits for the process to end.
+func (p *Process) Kill() {
+	if p.Exited() {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
 }
 
 // FreePort returns a TCP port free on 127.0.0.1 at the time of the call.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
@@ -77,6 +78,8 @@ type APIServer struct {
 	// Scheme holds the built-in types; Client is an uncached client with it.
 	Scheme *runtime.Scheme
 	Client client.Client
+	// restarted is the kube-apiserver RestartAPIServer started, if any.
+	restarted *Process
 }
 
 // APIServerOptions configure StartAPIServerWith.
@@ -173,6 +176,10 @@ func StartAPIServerWith(o APIServerOptions) (*APIServer, error) {
 func (a *APIServer) Stop() {
 	if a.Kubeconfig != "" {
 		os.Remove(a.Kubeconfig)
+	}
+	if a.restarted != nil {
+		a.restarted.Stop(30 * time.Second)
+		os.RemoveAll(filepath.Dir(a.restarted.Log))
 	}
 	_ = a.Env.Stop()
 }

@@ -3,8 +3,10 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // FakeNodeName is the kwok node pods are scheduled to.
@@ -113,4 +117,31 @@ func (w *Workloads) Stop() {
 	if os.Getenv("MGR_WEBHOOK_KEEP_LOGS") == "" {
 		os.RemoveAll(w.Dir)
 	}
+}
+
+// MinimalMgr is the shipped minimal example (manifests/examples) for mgr id
+// in ns, with annotations, and with container ports when ports (prometheus,
+// dashboard) differ from the defaults: locally every mgr daemon shares the
+// host, so each listens on ports of its own.
+func MinimalMgr(root, ns, id string, ports [2]int32, annotations map[string]string) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(root, "manifests", "examples", "minimal-mgr.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	s := string(data)
+	s = strings.Replace(s, "namespace: rook-ceph", "namespace: "+ns, 1)
+	s = strings.Replace(s, "name: rook-ceph-mgr-a", "name: rook-ceph-mgr-"+id, 1)
+	s = strings.Replace(s, "    mgr: a", "    mgr: "+id, 1)
+	if len(annotations) > 0 {
+		var b strings.Builder
+		b.WriteString("  annotations:\n")
+		for _, k := range slices.Sorted(maps.Keys(annotations)) {
+			fmt.Fprintf(&b, "    %s: %q\n", k, annotations[k])
+		}
+		s = strings.Replace(s, "  labels:\n", b.String()+"  labels:\n", 1)
+	}
+	if ports != [2]int32{} && ports != [2]int32{contract.PortMetrics, contract.PortDashboard} {
+		s += fmt.Sprintf("          ports:\n            - {name: http-metrics, containerPort: %d, protocol: TCP}\n            - {name: dashboard, containerPort: %d, protocol: TCP}\n", ports[0], ports[1])
+	}
+	return []byte(s), nil
 }

@@ -190,26 +190,11 @@ func (e *Env) kubectl(t *testing.T, stdin []byte, args ...string) (string, error
 // environment's module ports.
 func (e *Env) manifest(t *testing.T, ns, id string, annotations map[string]string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(e.root, "manifests", "examples", "minimal-mgr.yaml"))
+	m, err := testenv.MinimalMgr(e.root, ns, id, e.Ports[ns][id], annotations)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(data)
-	s = strings.Replace(s, "namespace: rook-ceph", "namespace: "+ns, 1)
-	s = strings.Replace(s, "name: rook-ceph-mgr-a", "name: rook-ceph-mgr-"+id, 1)
-	s = strings.Replace(s, "    mgr: a", "    mgr: "+id, 1)
-	if len(annotations) > 0 {
-		var b strings.Builder
-		b.WriteString("  annotations:\n")
-		for k, v := range annotations {
-			fmt.Fprintf(&b, "    %s: %q\n", k, v)
-		}
-		s = strings.Replace(s, "  labels:\n", b.String()+"  labels:\n", 1)
-	}
-	if p, ok := e.Ports[ns][id]; ok && p != [2]int32{9283, 8443} {
-		s += fmt.Sprintf("          ports:\n            - {name: http-metrics, containerPort: %d, protocol: TCP}\n            - {name: dashboard, containerPort: %d, protocol: TCP}\n", p[0], p[1])
-	}
-	return []byte(s)
+	return m
 }
 
 // setInstalledPolicy changes the policy of the installed webhook: it writes
