@@ -273,6 +273,13 @@ func ServiceAccountUser(namespace, name string) string {
 // kustomization (not its workloads or webhook configurations), as `kubectl
 // apply -k` would, and returns how many it created.
 func ApplyRBAC(ctx context.Context, cl client.Client, kustomization string) (int, error) {
+	return CreateKinds(ctx, cl, kustomization, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+}
+
+// CreateKinds builds a kustomization and creates its objects of the given
+// kinds, in order of appearance; existing ones are left as they are. It
+// returns how many it found.
+func CreateKinds(ctx context.Context, cl client.Client, kustomization string, kinds ...string) (int, error) {
 	path, err := Kustomize(kustomization)
 	if err != nil {
 		return 0, err
@@ -282,14 +289,13 @@ func ApplyRBAC(ctx context.Context, cl client.Client, kustomization string) (int
 	if err != nil {
 		return 0, err
 	}
-	kinds := map[string]bool{"Namespace": true, "ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true}
 	n := 0
 	for _, doc := range strings.Split(string(data), "\n---\n") {
 		u := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 			return n, err
 		}
-		if !kinds[u.GetKind()] {
+		if !slices.Contains(kinds, u.GetKind()) {
 			continue
 		}
 		if err := cl.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -298,6 +304,19 @@ func ApplyRBAC(ctx context.Context, cl client.Client, kustomization string) (int
 		n++
 	}
 	return n, nil
+}
+
+// CertManagerCRDs is the CRD directory of the cert-manager module in go.mod.
+func CertManagerCRDs() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager").Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the cert-manager module: %w", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("cert-manager CRDs: %w (run go mod download)", err)
+	}
+	return dir, nil
 }
 
 // KubeconfigAs writes a copy of the admin kubeconfig that impersonates user

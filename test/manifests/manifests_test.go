@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -98,7 +97,7 @@ func (o objects) keys() []string {
 // TestOverlaysApplyToARealAPIServer: kubectl apply --dry-run=server of every
 // overlay succeeds (the API server validates every object and field).
 func TestOverlaysApplyToARealAPIServer(t *testing.T) {
-	crds, err := certManagerCRDs()
+	crds, err := testenv.CertManagerCRDs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,19 +125,6 @@ func TestOverlaysApplyToARealAPIServer(t *testing.T) {
 			}
 		})
 	}
-}
-
-// certManagerCRDs is the CRD directory of the cert-manager module in go.mod.
-func certManagerCRDs() (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager").Output()
-	if err != nil {
-		return "", fmt.Errorf("locating the cert-manager module: %w", err)
-	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
-	if _, err := os.Stat(dir); err != nil {
-		return "", fmt.Errorf("cert-manager CRDs: %w (run go mod download)", err)
-	}
-	return dir, nil
 }
 
 // TestWebhookConfigurationsOnlySeeMgrDeployments: the properties that make
