@@ -104,15 +104,17 @@ func measure(mode string, n int) (map[string][]time.Duration, error) {
 	}
 	// Wait until the setup completes a Deployment (policies load asynchronously).
 	if mode != "none" {
+		var lastErr error
 		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-			d := deployment("probe", "probe")
+			d := deployment("rook-ceph-mgr-probe", "probe")
 			if err := cl.Create(ctx, d); err != nil {
+				lastErr = err
 				return false, nil
 			}
 			_ = cl.Delete(ctx, d)
 			return len(d.Spec.Template.Spec.Containers[0].Args) >= 10, nil
 		}); err != nil {
-			return nil, fmt.Errorf("%s never completed a Deployment", mode)
+			return nil, fmt.Errorf("%s never completed a Deployment (last: %v)", mode, lastErr)
 		}
 	}
 	out := map[string][]time.Duration{}
