@@ -8,6 +8,8 @@ const (
 	ReasonKeyCapsRepaired   = "KeyCapsRepaired"
 	ReasonServicesReady     = "ServicesReady"
 	ReasonServiceRepaired   = "ServiceRepaired"
+	ReasonServicesMigrated  = "ServicesMigrated"
+	ReasonMgrRole           = "MgrRoleChanged"
 	ReasonModulesEnabled    = "ModulesEnabled"
 	ReasonModuleUnavailable = "ModuleUnavailable"
 	ReasonDashboardReady    = "DashboardReady"

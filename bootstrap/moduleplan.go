@@ -54,6 +54,8 @@ type modulePlan struct {
 	// wanted ones this release lacks or cannot run.
 	Modules, Unavailable []string
 	Skipped              []skip
+	// MetricsPort and DashboardPort are the ports set for the mgr after.
+	MetricsPort, DashboardPort int32
 	// Dashboard and Backend are Status.Dashboard and Status.Backend after.
 	Dashboard bool
 	Backend   string
@@ -111,16 +113,24 @@ func planModules(in moduleInputs) modulePlan {
 				Args: []string{"mgr", "module", "enable", name}}})
 		}
 	}
-	// A module started with its options set needs no restart: options first.
-	for _, m := range p.Enabled {
-		switch m {
-		case "prometheus":
+	// Each mgr's module ports follow its own container's, set per mgr daemon
+	// whenever the status does not record them for it, whether or not the
+	// module is on already (a second mgr finds it on; it reads its options
+	// when it starts serving as the active mgr). A module started with its
+	// options set needs no restart: options come before the enables.
+	if slices.Contains(p.Modules, "prometheus") {
+		if in.Prev.MetricsPort != in.MetricsPort {
 			p.Steps = append(p.Steps, configSet(rel, in.MgrID, "mgr/prometheus/server_port", strconv.Itoa(int(in.MetricsPort))))
-		case "dashboard":
+		}
+		p.MetricsPort = in.MetricsPort
+	}
+	if slices.Contains(p.Modules, "dashboard") {
+		if in.Prev.DashboardPort != in.DashboardPort {
 			p.Steps = append(p.Steps,
 				configSet(rel, in.MgrID, "mgr/dashboard/ssl", "true"),
 				configSet(rel, in.MgrID, "mgr/dashboard/ssl_server_port", strconv.Itoa(int(in.DashboardPort))))
 		}
+		p.DashboardPort = in.DashboardPort
 	}
 	p.Steps = append(p.Steps, enables...)
 

@@ -141,8 +141,25 @@ func TestPlanModules(t *testing.T) {
 			skipped: []string{"rook: the rook module crash-loops the mgr on Ceph 20.2 (rook#18213)"},
 		},
 		"at rest: everything on and recorded, nothing to run": {
-			in: moduleInputs{Release: v("16.2.15"), Want: seed, Backend: "rook", Prev: Status{Dashboard: true, Backend: "rook"},
+			in: moduleInputs{Release: v("16.2.15"), Want: seed, Backend: "rook", Prev: Status{Dashboard: true, Backend: "rook", MetricsPort: 9283, DashboardPort: 8443},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus", "rook"}, nil)},
+			modules: seed, backend: "rook", dashboard: true,
+		},
+		"a second mgr finds every module on: only its own ports, and its dashboard login is the cluster's (set again, idempotent)": {
+			in: moduleInputs{Release: v("16.2.15"), MgrID: "b", Want: seed, Backend: "rook", Prev: Status{Backend: "rook"},
+				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus", "rook"}, nil), MetricsPort: 19283, DashboardPort: 18443},
+			steps: []string{
+				"ceph config set mgr.b mgr/prometheus/server_port 19283 --force",
+				"ceph config set mgr.b mgr/dashboard/ssl true --force",
+				"ceph config set mgr.b mgr/dashboard/ssl_server_port 18443 --force",
+				cert, login,
+			},
+			modules: seed, backend: "rook", dashboard: true,
+		},
+		"a container port changed: that option set again, no module toggled": {
+			in: moduleInputs{Release: v("16.2.15"), Want: seed, Backend: "rook", Prev: Status{Dashboard: true, Backend: "rook", MetricsPort: 9283, DashboardPort: 8443},
+				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus", "rook"}, nil), MetricsPort: 9284, DashboardPort: 8443},
+			steps:   []string{"ceph config set mgr.a mgr/prometheus/server_port 9284 --force"},
 			modules: seed, backend: "rook", dashboard: true,
 		},
 		"rook on from an interrupted run, backend not recorded: only the backend": {
@@ -151,7 +168,7 @@ func TestPlanModules(t *testing.T) {
 			steps: []string{"ceph orch set backend rook"}, modules: []string{"rook"}, backend: "rook",
 		},
 		"dashboard on, login never configured: certificate and login, no toggle": {
-			in: moduleInputs{Release: v("17.2.7"), Want: []string{"dashboard"},
+			in: moduleInputs{Release: v("17.2.7"), Want: []string{"dashboard"}, Prev: Status{DashboardPort: 8443},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard"}, nil)},
 			steps: []string{cert, login}, modules: []string{"dashboard"}, dashboard: true,
 		},
@@ -246,7 +263,7 @@ func TestPlanModulesConverges(t *testing.T) {
 					after.Enabled = append(after.Enabled, s.Cmd.Args[3])
 				}
 			}
-			in.Modules, in.Prev = after, Status{Dashboard: first.Dashboard, Backend: first.Backend}
+			in.Modules, in.Prev = after, Status{Dashboard: first.Dashboard, Backend: first.Backend, MetricsPort: first.MetricsPort, DashboardPort: first.DashboardPort}
 			second := planModules(in)
 			var again []string
 			for _, s := range second.Steps {

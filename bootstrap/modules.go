@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -18,6 +19,14 @@ import (
 // release lacks, sorted.
 func (s Status) wanted() []string {
 	return sortedCopy(append(append([]string(nil), s.Modules...), s.Unavailable...))
+}
+
+// portsSet reports whether the status records the mgr container's module
+// ports as set in Ceph, for the modules it runs (a status of an earlier
+// version records none: its second mgrs get their ports once).
+func (s Status) portsSet(d *appsv1.Deployment) bool {
+	return (!slices.Contains(s.Modules, "prometheus") || s.MetricsPort == containerPort(d, contract.PortNameMetrics, contract.PortMetrics)) &&
+		(!slices.Contains(s.Modules, "dashboard") || s.DashboardPort == containerPort(d, contract.PortNameDash, contract.PortDashboard))
 }
 
 func sortedCopy(s []string) []string {
@@ -63,6 +72,7 @@ func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, mgrMap ceph.M
 		}
 	}
 	next.Backend, next.Dashboard = plan.Backend, plan.Dashboard
+	next.MetricsPort, next.DashboardPort = plan.MetricsPort, plan.DashboardPort
 	if len(plan.Enabled) > 0 {
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonModulesEnabled, "EnableModule", "mgr modules enabled: %v", plan.Enabled)
 	}

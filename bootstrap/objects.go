@@ -52,14 +52,21 @@ func containerPort(d *appsv1.Deployment, name string, def int32) int32 {
 	return def
 }
 
-// desiredServices are the metrics Service (Rook's makeMetricsService) and the
-// dashboard Service (configureDashboard), selecting the pods of mgr id and
-// targeting the container ports by name.
-func desiredServices(d *appsv1.Deployment, id string) []*corev1.Service {
-	selector := map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id, contract.LabelRookCluster: d.Namespace}
+// clusterLabels mark the namespace's shared objects (Services, the PDB).
+func clusterLabels(namespace string) map[string]string {
+	return map[string]string{contract.LabelApp: contract.AppName, contract.LabelRookCluster: namespace}
+}
+
+// desiredServices are the cluster's metrics Service (Rook's
+// makeMetricsService) and dashboard Service (configureDashboard), selecting
+// the active mgr (label mgr_role=active) and targeting the container ports
+// by name, so each mgr is reached on its own ports.
+func desiredServices(namespace string) []*corev1.Service {
+	selector := clusterLabels(namespace)
+	selector[contract.LabelMgrRole] = contract.RoleActive
 	svc := func(name, portName string, port int32, target string) *corev1.Service {
 		return &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: d.Namespace, Labels: ownedLabels(id, d.Namespace)},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: clusterLabels(namespace)},
 			Spec: corev1.ServiceSpec{
 				Type:     corev1.ServiceTypeClusterIP,
 				Selector: selector,
@@ -69,8 +76,8 @@ func desiredServices(d *appsv1.Deployment, id string) []*corev1.Service {
 		}
 	}
 	return []*corev1.Service{
-		svc(contract.MetricsServiceName(id), contract.PortNameMetrics, contract.PortMetrics, contract.PortNameMetrics),
-		svc(contract.DashboardServiceName(id), "https-dashboard", contract.PortDashboard, contract.PortNameDash),
+		svc(contract.MetricsServiceName, contract.PortNameMetrics, contract.PortMetrics, contract.PortNameMetrics),
+		svc(contract.DashboardServiceName, "https-dashboard", contract.PortDashboard, contract.PortNameDash),
 	}
 }
 

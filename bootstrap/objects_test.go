@@ -1,10 +1,12 @@
 package bootstrap
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -38,14 +40,14 @@ func TestKeyringSecret(t *testing.T) {
 }
 
 func TestDesiredServices(t *testing.T) {
-	svcs := desiredServices(mgr("rook-ceph-mgr-b", "b", "uid-b"), "b")
+	svcs := desiredServices("rook-ceph")
 	want := map[string]struct {
 		port       string
 		number     int32
 		targetPort string
 	}{
-		"rook-ceph-mgr-b":           {"http-metrics", 9283, "http-metrics"},
-		"rook-ceph-mgr-b-dashboard": {"https-dashboard", 8443, "dashboard"},
+		"rook-ceph-mgr":           {"http-metrics", 9283, "http-metrics"},
+		"rook-ceph-mgr-dashboard": {"https-dashboard", 8443, "dashboard"},
 	}
 	if len(svcs) != len(want) {
 		t.Fatalf("%d Services, want %d", len(svcs), len(want))
@@ -60,8 +62,11 @@ func TestDesiredServices(t *testing.T) {
 		if len(p) != 1 || p[0].Name != w.port || p[0].Port != w.number || p[0].TargetPort != intstr.FromString(w.targetPort) || p[0].Protocol != corev1.ProtocolTCP {
 			t.Errorf("%s ports %+v", s.Name, p)
 		}
-		if sel := s.Spec.Selector; sel["mgr"] != "b" || sel["app"] != contract.AppName || sel["rook_cluster"] != "rook-ceph" || len(sel) != 3 {
-			t.Errorf("%s selects %v, want exactly mgr b's pods", s.Name, sel)
+		if sel := s.Spec.Selector; sel["mgr_role"] != "active" || sel["app"] != contract.AppName || sel["rook_cluster"] != "rook-ceph" || len(sel) != 3 {
+			t.Errorf("%s selects %v, want exactly the cluster's active mgr", s.Name, sel)
+		}
+		if s.Labels["mgr"] != "" || s.Labels[contract.LabelApp] != contract.AppName || s.Labels[contract.LabelRookCluster] != "rook-ceph" {
+			t.Errorf("%s labels %v: the cluster's, no mgr id, in the controller's cache", s.Name, s.Labels)
 		}
 		if s.Spec.Type != corev1.ServiceTypeClusterIP {
 			t.Errorf("%s type %s", s.Name, s.Spec.Type)
@@ -72,7 +77,7 @@ func TestDesiredServices(t *testing.T) {
 // TestServiceDrifted: only the fields the controller owns count; what users
 // add (labels, annotations) and what the API server fills in do not.
 func TestServiceDrifted(t *testing.T) {
-	want := desiredServices(mgr("rook-ceph-mgr-a", "a", "uid-a"), "a")[0]
+	want := desiredServices("rook-ceph")[0]
 	for name, tc := range map[string]struct {
 		edit  func(*corev1.Service)
 		drift bool
@@ -83,7 +88,7 @@ func TestServiceDrifted(t *testing.T) {
 			s.Spec.ClusterIP = "10.0.0.1"
 			s.Spec.SessionAffinity = corev1.ServiceAffinityNone
 		}, false},
-		"selector widened":      {func(s *corev1.Service) { delete(s.Spec.Selector, contract.LabelMgrID) }, true},
+		"selector widened":      {func(s *corev1.Service) { delete(s.Spec.Selector, contract.LabelMgrRole) }, true},
 		"port changed":          {func(s *corev1.Service) { s.Spec.Ports[0].Port = 80 }, true},
 		"target port by number": {func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(9283) }, true},
 		"a port added":          {func(s *corev1.Service) { s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "x", Port: 1}) }, true},
@@ -130,5 +135,41 @@ func TestWantedModulesAndPorts(t *testing.T) {
 	}
 	if got := containerPort(d, contract.PortNameMetrics, contract.PortMetrics); got != contract.PortMetrics {
 		t.Errorf("metrics port %d, want the default %d when the container names none", got, contract.PortMetrics)
+	}
+}
+
+func TestPlanRoles(t *testing.T) {
+	pod := func(name, id, role string) corev1.Pod {
+		p := corev1.Pod{}
+		p.Name, p.Labels = name, map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id}
+		if role != "" {
+			p.Labels[contract.LabelMgrRole] = role
+		}
+		return p
+	}
+	deleting := pod("a-old", "a", "")
+	deleting.DeletionTimestamp = &metav1.Time{}
+	for name, tc := range map[string]struct {
+		active string
+		pods   []corev1.Pod
+		want   []roleChange
+	}{
+		"first labels": {"a", []corev1.Pod{pod("a-1", "a", ""), pod("b-1", "b", "")},
+			[]roleChange{{"a-1", "a", "active"}, {"b-1", "b", "standby"}}},
+		"failover": {"b", []corev1.Pod{pod("a-1", "a", "active"), pod("b-1", "b", "standby")},
+			[]roleChange{{"a-1", "a", "standby"}, {"b-1", "b", "active"}}},
+		"at rest: nothing": {"a", []corev1.Pod{pod("a-1", "a", "active"), pod("b-1", "b", "standby")}, nil},
+		"a hand-set wrong label is corrected": {"a", []corev1.Pod{pod("a-1", "a", "active"), pod("b-1", "b", "active")},
+			[]roleChange{{"b-1", "b", "standby"}}},
+		"no active mgr known: labels stay":                   {"", []corev1.Pod{pod("a-1", "a", "active"), pod("b-1", "b", "")}, nil},
+		"pods being deleted and pods without an id are left": {"a", []corev1.Pod{deleting, pod("x", "", "")}, nil},
+		"an active mgr without a pod here: every pod standby": {"c", []corev1.Pod{pod("a-1", "a", "active")},
+			[]roleChange{{"a-1", "a", "standby"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := planRoles(tc.active, tc.pods); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("planRoles(%q) = %v, want %v", tc.active, got, tc.want)
+			}
+		})
 	}
 }

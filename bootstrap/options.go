@@ -16,6 +16,7 @@ type Ceph interface {
 	SetCaps(ctx context.Context, conn ceph.Conn, entity string, caps []string) error
 	RemoveKey(ctx context.Context, conn ceph.Conn, entity string) error
 	MgrDump(ctx context.Context, conn ceph.Conn) (ceph.MgrMap, error)
+	MgrStat(ctx context.Context, conn ceph.Conn) (ceph.MgrStat, error)
 	MgrMetadata(ctx context.Context, conn ceph.Conn, id string) (ceph.MgrMetadata, error)
 	// Run runs one planned command (module enables, options, dashboard).
 	Run(ctx context.Context, conn ceph.Conn, c ceph.Command) ([]byte, error)
@@ -43,6 +44,9 @@ type Options struct {
 	// CephRetryMax caps the wait between attempts while a cluster does not
 	// answer (from 1 s, doubling).
 	CephRetryMax time.Duration
+	// RoleInterval is how often each cluster with two or more mgrs is asked
+	// which one is active (`ceph mgr stat`), to label the pods mgr_role.
+	RoleInterval time.Duration
 }
 
 // DefaultOptions are the seed's choices.
@@ -56,5 +60,6 @@ func DefaultOptions() Options {
 		FinalizerTimeout:    2 * time.Minute,
 		WaitForMgr:          5 * time.Second,
 		CephRetryMax:        10 * time.Second,
+		RoleInterval:        5 * time.Second,
 	}
 }

@@ -137,7 +137,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *S
 		return ctrl.Result{}, err
 	}
 	want := wantedModules(d, r.Modules)
-	if st.Phase == PhaseReady && st.ObservedGeneration == d.Generation && slices.Equal(st.wanted(), sortedCopy(want)) {
+	if st.Phase == PhaseReady && st.ObservedGeneration == d.Generation && slices.Equal(st.wanted(), sortedCopy(want)) && st.portsSet(d) {
 		return ctrl.Result{}, nil // at rest
 	}
 	pods := &corev1.PodList{}

@@ -32,19 +32,28 @@ func (b *scope) conn(ctx context.Context) (ceph.Conn, error) {
 	if b.c != nil || b.cerr != nil {
 		return derefConn(b.c), b.cerr
 	}
-	ns := b.d.Namespace
+	c, err := b.r.clusterConn(ctx, b.d.Namespace)
+	if err != nil {
+		b.cerr = err
+		return ceph.Conn{}, err
+	}
+	b.c = &c
+	return c, nil
+}
+
+// clusterConn reads namespace ns's mon_host and admin keyring by name,
+// uncached (the controller caches no Secret it did not create).
+func (r *Reconciler) clusterConn(ctx context.Context, ns string) (ceph.Conn, error) {
 	cfg, keyring := &corev1.Secret{}, &corev1.Secret{}
 	var missing []string
-	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.ConfigSecretName}, cfg); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.ConfigSecretName}, cfg); err != nil {
 		if !apierrors.IsNotFound(err) {
-			b.cerr = err
 			return ceph.Conn{}, err
 		}
 		missing = append(missing, "Secret "+contract.ConfigSecretName)
 	}
-	if err := b.r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.AdminKeyringSecretName}, keyring); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.AdminKeyringSecretName}, keyring); err != nil {
 		if !apierrors.IsNotFound(err) {
-			b.cerr = err
 			return ceph.Conn{}, err
 		}
 		missing = append(missing, "Secret "+contract.AdminKeyringSecretName)
@@ -53,11 +62,9 @@ func (b *scope) conn(ctx context.Context) (ceph.Conn, error) {
 		missing = append(missing, fmt.Sprintf("keys %s/%s and %s/%s", contract.ConfigSecretName, contract.ConfigSecretMonHostKey, contract.AdminKeyringSecretName, contract.KeyringKey))
 	}
 	if len(missing) > 0 {
-		b.cerr = fmt.Errorf("%w: namespace %s lacks %v", errClusterMissing, ns, missing)
-		return ceph.Conn{}, b.cerr
+		return ceph.Conn{}, fmt.Errorf("%w: namespace %s lacks %v", errClusterMissing, ns, missing)
 	}
-	b.c = &ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[contract.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[contract.KeyringKey]}
-	return *b.c, nil
+	return ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[contract.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[contract.KeyringKey]}, nil
 }
 
 func derefConn(c *ceph.Conn) ceph.Conn {

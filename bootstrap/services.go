@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,43 +14,98 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// ensureServices creates the metrics and dashboard Services, and repairs them
-// when edited or deleted (the Owns watch brings us back).
+// ensureServices keeps the cluster's two Services as Rook has them, one each
+// per namespace, in front of the active mgr. Every mgr Deployment of the
+// namespace is an owner (none the controller), so the garbage collector
+// deletes them with the last mgr, not with whichever created them. Fields the
+// controller does not set (user labels, annotations, a clusterIP) are kept; a
+// Service edited or deleted is repaired (the Service watch brings us back).
+// The per-mgr Services of earlier versions, controlled by d, are removed.
 func (r *Reconciler) ensureServices(ctx context.Context, d *appsv1.Deployment, id string) error {
 	created := 0
-	for _, want := range desiredServices(d, id) {
+	for _, want := range desiredServices(d.Namespace) {
 		have := &corev1.Service{}
 		err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
 		switch {
 		case apierrors.IsNotFound(err):
-			if err := controllerutil.SetControllerReference(d, want, r.Client.Scheme()); err != nil {
+			if err := controllerutil.SetOwnerReference(d, want, r.Client.Scheme()); err != nil {
 				return err
 			}
 			apiWrites.Inc()
-			if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			if err := r.Client.Create(ctx, want); apierrors.IsAlreadyExists(err) {
+				// Not in our cache: it lacks our labels, so it is someone else's.
+				return fmt.Errorf("%w: Service %s exists without label %s=%s; the controller neither adopts nor changes it: delete it, or label it to hand it over",
+					errNotOwned, want.Name, contract.LabelApp, contract.AppName)
+			} else if err != nil {
 				return err
 			}
 			created++
 		case err != nil:
 			return err
-		case !metav1.IsControlledBy(have, d):
-			return notOwned(d, "Service", have)
-		case serviceDrifted(have, want):
-			patch := client.MergeFrom(have.DeepCopy())
-			have.Spec.Selector, have.Spec.Type, have.Spec.Ports = want.Spec.Selector, want.Spec.Type, want.Spec.Ports
-			for k, v := range want.Labels {
-				metav1.SetMetaDataLabel(&have.ObjectMeta, k, v)
+		default:
+			patch := client.MergeFromWithOptions(have.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			owned := isOwner(have, d)
+			drifted := serviceDrifted(have, want)
+			if owned && !drifted {
+				continue
+			}
+			if !owned {
+				if err := controllerutil.SetOwnerReference(d, have, r.Client.Scheme()); err != nil {
+					return err
+				}
+			}
+			if drifted {
+				have.Spec.Selector, have.Spec.Type, have.Spec.Ports = want.Spec.Selector, want.Spec.Type, want.Spec.Ports
+				for k, v := range want.Labels {
+					metav1.SetMetaDataLabel(&have.ObjectMeta, k, v)
+				}
 			}
 			apiWrites.Inc()
 			if err := r.Client.Patch(ctx, have, patch); err != nil {
 				return err
 			}
-			r.Recorder.Eventf(d, have, corev1.EventTypeNormal, ReasonServiceRepaired, "Repair", "Service %s restored to its desired spec", have.Name)
+			if drifted {
+				r.Recorder.Eventf(d, have, corev1.EventTypeNormal, ReasonServiceRepaired, "Repair", "Service %s restored to its desired spec", have.Name)
+			}
 		}
 	}
 	if created > 0 {
-		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonServicesReady, "Create", "Services %s (metrics :%d) and %s (dashboard :%d) created",
-			contract.MetricsServiceName(id), contract.PortMetrics, contract.DashboardServiceName(id), contract.PortDashboard)
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonServicesReady, "Create", "Services %s (metrics :%d) and %s (dashboard :%d) of the cluster created, selecting the active mgr",
+			contract.MetricsServiceName, contract.PortMetrics, contract.DashboardServiceName, contract.PortDashboard)
+	}
+	return r.removeLegacyServices(ctx, d, id)
+}
+
+// removeLegacyServices deletes the per-mgr Services that earlier versions
+// created for mgr id, when d controls them (nothing else is touched).
+func (r *Reconciler) removeLegacyServices(ctx context.Context, d *appsv1.Deployment, id string) error {
+	for _, name := range []string{contract.LegacyMetricsServiceName(id), contract.LegacyDashboardServiceName(id)} {
+		svc := &corev1.Service{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: name}, svc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		if !metav1.IsControlledBy(svc, d) {
+			continue
+		}
+		apiWrites.Inc()
+		if err := r.Client.Delete(ctx, svc, client.Preconditions{UID: &svc.UID}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		r.Recorder.Eventf(d, svc, corev1.EventTypeNormal, ReasonServicesMigrated, "Migrate",
+			"per-mgr Service %s of an earlier version removed: the cluster's Services %s and %s follow the active mgr", name, contract.MetricsServiceName, contract.DashboardServiceName)
 	}
 	return nil
+}
+
+// isOwner reports whether d is among o's owners.
+func isOwner(o metav1.Object, d *appsv1.Deployment) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.UID == d.UID {
+			return true
+		}
+	}
+	return false
 }

@@ -56,8 +56,8 @@ func CacheOptions() cache.Options {
 //
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
@@ -78,21 +78,24 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 	if err := r.SetupWithManager(mgr, maxConcurrent); err != nil {
 		return err
 	}
+	if err := mgr.Add(&RoleWatcher{r: r}); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
 	return mgr.AddReadyzCheck("ping", healthz.Ping)
 }
 
-// SetupWithManager registers the controller: mgr Deployments, the Secrets and
-// Services they own (repaired when edited or deleted), and their pods (modules
-// wait for readiness).
+// SetupWithManager registers the controller: mgr Deployments, the Secrets
+// they own and the cluster's Services (repaired when edited or deleted), and
+// their pods (modules wait for readiness).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("mgr-bootstrap").
 		For(&appsv1.Deployment{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: specOrIntentChanged})).
 		Owns(&corev1.Secret{}).
-		Owns(&corev1.Service{}).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfPod)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: maxConcurrent,
@@ -118,6 +121,20 @@ func specOrIntentChanged(e event.UpdateEvent) bool {
 		!mutate.IntentUnchanged(o, n) ||
 		!slices.Equal(o.Finalizers, n.Finalizers) ||
 		mutate.LeftAlone(o) != mutate.LeftAlone(n)
+}
+
+// deploymentsOfNamespace maps a cluster object (a Service every mgr owns) to
+// every mgr Deployment of its namespace.
+func (r *Reconciler) deploymentsOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	list := &appsv1.DeploymentList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, d := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&d)})
+	}
+	return reqs
 }
 
 // deploymentsOfPod maps a mgr pod to the Deployments of its mgr id.

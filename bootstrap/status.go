@@ -43,6 +43,10 @@ type Status struct {
 	Dashboard bool `json:"dashboard,omitempty"`
 	// Backend is the orchestrator backend set (once rook is on).
 	Backend string `json:"orchestratorBackend,omitempty"`
+	// MetricsPort and DashboardPort are this mgr's module ports as set in
+	// Ceph (its container's http-metrics and dashboard ports).
+	MetricsPort   int32 `json:"metricsPort,omitempty"`
+	DashboardPort int32 `json:"dashboardPort,omitempty"`
 	// CephVersion is the release the mgr reported when its modules were planned.
 	CephVersion string `json:"cephVersion,omitempty"`
 	// LastError is the last failure, without any key material.

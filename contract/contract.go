@@ -13,6 +13,12 @@ const (
 	LabelCephDaemonID = "ceph_daemon_id"
 	LabelInstance     = "instance"
 	LabelRookCluster  = "rook_cluster"
+	// LabelMgrRole is on mgr pods (set by the bootstrap controller from the
+	// cluster's mgr map): RoleActive or RoleStandby. The cluster's Services
+	// select the active mgr by it.
+	LabelMgrRole = "mgr_role"
+	RoleActive   = "active"
+	RoleStandby  = "standby"
 
 	// AppName is the value of LabelApp on every mgr Deployment and Pod.
 	AppName = "rook-ceph-mgr"
@@ -90,11 +96,19 @@ const (
 // (Rook's): the API server then keeps one Deployment per mgr id.
 func DeploymentName(id string) string { return AppName + "-" + id }
 
-// MetricsServiceName is the Service in front of mgr <id>'s prometheus module.
-func MetricsServiceName(id string) string { return AppName + "-" + id }
+// The cluster's Services, as Rook names them: one each per namespace, in
+// front of the active mgr's prometheus module and dashboard.
+const (
+	MetricsServiceName   = AppName
+	DashboardServiceName = AppName + "-dashboard"
+)
 
-// DashboardServiceName is the Service in front of mgr <id>'s dashboard.
-func DashboardServiceName(id string) string { return AppName + "-" + id + "-dashboard" }
+// LegacyMetricsServiceName and LegacyDashboardServiceName are the per-mgr
+// Services of earlier versions, which the controller removes.
+func LegacyMetricsServiceName(id string) string { return AppName + "-" + id }
+
+// LegacyDashboardServiceName: see LegacyMetricsServiceName.
+func LegacyDashboardServiceName(id string) string { return AppName + "-" + id + "-dashboard" }
 
 // KeyringSecretName is the Secret holding the cephx keyring of mgr <id>; the
 // bootstrap controller creates it and the Pod mounts it.

@@ -92,6 +92,24 @@ func (r *Runner) MgrDump(ctx context.Context, conn Conn) (MgrMap, error) {
 	return m, err
 }
 
+// MgrStat is what `ceph mgr stat` answers: the mgr map's summary.
+type MgrStat struct {
+	Available  bool   `json:"available"`
+	ActiveName string `json:"active_name"`
+}
+
+// MgrStat reads which mgr is active: the cheapest look at the mgr map.
+func (r *Runner) MgrStat(ctx context.Context, conn Conn) (MgrStat, error) {
+	var m MgrStat
+	out, err := r.Run(ctx, conn, Command{Name: "mgr stat", Kind: Read, Args: []string{"mgr", "stat"}})
+	if err == nil {
+		if err = json.Unmarshal(out, &m); err != nil {
+			err = &Error{Command: "mgr stat", Message: "unexpected output: " + err.Error()}
+		}
+	}
+	return m, err
+}
+
 // Modules is what `ceph mgr module ls` answers: what a release always runs,
 // what is enabled, and what the active mgr has and does not run.
 type Modules struct {

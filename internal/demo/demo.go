@@ -20,6 +20,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -27,6 +28,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/localcluster"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
 // Options configure a demo run.
@@ -42,7 +44,7 @@ const ns, name = "rook-ceph", "rook-ceph-mgr-a"
 // until ctx ends (unless OneShot). Everything started is stopped on return.
 func Run(ctx context.Context, o Options, out io.Writer) error {
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		RepoRoot: o.RepoRoot, BinDir: o.BinDir, WorkDir: o.WorkDir, CephNamespaces: []string{ns}, Log: out,
+		RepoRoot: o.RepoRoot, BinDir: o.BinDir, WorkDir: o.WorkDir, CephNamespaces: []string{ns}, MgrIDs: []string{"a", "b"}, Log: out,
 	})
 	if err != nil {
 		return err
@@ -129,11 +131,73 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		return fmt.Errorf("the bad spec was admitted")
 	}
 
+	if err := failover(ctx, c, o.RepoRoot, out, kubectl, show); err != nil {
+		return err
+	}
+
 	if o.OneShot {
 		return nil
 	}
 	fmt.Fprintf(out, "\n==> the cluster stays up; in another shell:\n    export KUBECONFIG=%s\n    kubectl get deploy,pods,svc,secrets -n %s\n    ceph -c %s mgr module ls\nPress Ctrl-C to stop and clean up.\n", c.API.Kubeconfig, ns, cc.Conf)
 	<-ctx.Done()
+	return nil
+}
+
+// failover adds mgr b beside a, then fails a over in Ceph: the pods'
+// mgr_role labels, and with them the cluster's Services, follow.
+func failover(ctx context.Context, c *localcluster.Cluster, root string, out io.Writer,
+	kubectl func([]byte, ...string) (string, error), show func(string, ...string)) error {
+	cc := c.Cephs[ns]
+	p := cc.MgrPorts["b"]
+	mb, err := testenv.MinimalMgr(root, ns, "b", [2]int32{int32(p[0]), int32(p[1])}, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\n==> a second mgr, b (its own ports: locally the daemons share the host), then a failover")
+	res, err := kubectl(mb, "apply", "-f", "-")
+	fmt.Fprint(out, indent(res))
+	if err != nil {
+		return fmt.Errorf("kubectl apply mgr b: %w", err)
+	}
+	roleOf := func(ctx context.Context, id string) string {
+		pods := &corev1.PodList{}
+		if err := c.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelMgrID: id}); err != nil || len(pods.Items) == 0 {
+			return ""
+		}
+		return pods.Items[0].Labels[contract.LabelMgrRole]
+	}
+	until := func(what string, cond func(context.Context) bool) error {
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			return cond(ctx), nil
+		}); err != nil {
+			return fmt.Errorf("%s: %w (logs in %s)", what, err, c.WorkDir)
+		}
+		return nil
+	}
+	if err := until("mgr b Ready, a active and b standby", func(ctx context.Context) bool {
+		d := &appsv1.Deployment{}
+		if c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.DeploymentName("b")}, d) != nil {
+			return false
+		}
+		st, _ := bootstrap.StatusOf(d)
+		return st.Phase == bootstrap.PhaseReady && roleOf(ctx, "a") == contract.RoleActive && roleOf(ctx, "b") == contract.RoleStandby
+	}); err != nil {
+		return err
+	}
+	show("the mgr pods and their roles", "get", "pods", "-n", ns, "-l", "app=rook-ceph-mgr", "-L", "mgr,mgr_role")
+	fmt.Fprintln(out, "\n==> ceph mgr fail a")
+	if _, err := cc.Ceph(ctx, "mgr", "fail", "a"); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := until("mgr b active", func(ctx context.Context) bool {
+		return roleOf(ctx, "b") == contract.RoleActive && roleOf(ctx, "a") == contract.RoleStandby
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "    mgr b labelled active %s later\n", time.Since(start).Round(100*time.Millisecond))
+	show("the mgr pods and their roles", "get", "pods", "-n", ns, "-l", "app=rook-ceph-mgr", "-L", "mgr,mgr_role")
+	show("the endpoints of Service rook-ceph-mgr (the active mgr's pod, on its own metrics port)", "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name="+contract.MetricsServiceName)
 	return nil
 }
 

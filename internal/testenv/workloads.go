@@ -24,7 +24,7 @@ const FakeNodeName = "kwok-node-0"
 
 // Workloads are the components that turn Deployments into Ready pods without
 // a kubelet: kube-controller-manager (deployment, replicaset, garbage
-// collector, node lifecycle, namespace controllers), kube-scheduler, and kwok
+// collector, node lifecycle, namespace, endpointslice controllers), kube-scheduler, and kwok
 // playing the kubelet of one fake node.
 type Workloads struct {
 	Dir   string
@@ -62,7 +62,7 @@ func StartWorkloads(ctx context.Context, a *APIServer) (w *Workloads, err error)
 		args []string
 	}{
 		{"kube-controller-manager", []string{"--kubeconfig=" + a.Kubeconfig, "--leader-elect=false", "--secure-port=0",
-			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,namespace-controller",
+			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,namespace-controller,endpointslice-controller",
 			"--node-monitor-grace-period=40s"}},
 		{"kube-scheduler", []string{"--kubeconfig=" + a.Kubeconfig, "--leader-elect=false", "--secure-port=0"}},
 		{"kwok", []string{"--kubeconfig=" + a.Kubeconfig, "--manage-all-nodes=false",

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
@@ -50,17 +51,19 @@ func TestMgrBootstrap(t *testing.T) {
 	}
 	assertOwnedBy(t, secret.OwnerReferences, d.Name)
 
-	// Services select mgr a and target the named container ports.
-	for name, port := range map[string]int32{"rook-ceph-mgr-a": 9283, "rook-ceph-mgr-a-dashboard": 8443} {
+	// The cluster's Services select its active mgr and target the named
+	// container ports; every mgr owns them, none controls them.
+	for name, port := range map[string]int32{contract.MetricsServiceName: 9283, contract.DashboardServiceName: 8443} {
 		svc := &corev1.Service{}
 		eventually(t, 10*time.Second, "Service "+name, func(ctx context.Context) (bool, error) {
 			return get(ctx, nsMain, name, svc) == nil, nil
 		})
 		p := svc.Spec.Ports[0]
-		if p.Port != port || p.TargetPort.Type != intstr.String || svc.Spec.Selector["mgr"] != "a" || svc.Spec.Selector["app"] != "rook-ceph-mgr" {
+		if p.Port != port || p.TargetPort.Type != intstr.String || svc.Spec.Selector["mgr_role"] != "active" || svc.Spec.Selector["app"] != "rook-ceph-mgr" ||
+			svc.Spec.Selector["rook_cluster"] != nsMain || svc.Spec.Selector["mgr"] != "" {
 			t.Errorf("Service %s: ports %+v selector %v", name, svc.Spec.Ports, svc.Spec.Selector)
 		}
-		assertOwnedBy(t, svc.OwnerReferences, d.Name)
+		assertAmongOwners(t, svc.OwnerReferences, d.Name)
 	}
 
 	// No pod yet: the modules wait.
@@ -74,6 +77,13 @@ func TestMgrBootstrap(t *testing.T) {
 	// One replica: kwok makes the pod Ready and the modules follow.
 	scale(t, nsMain, d.Name, 1)
 	st := waitPhase(t, nsMain, d.Name, bootstrap.PhaseReady, 4*time.Minute)
+	eventually(t, 20*time.Second, "mgr a's pod labelled mgr_role=active", func(ctx context.Context) (bool, error) {
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods, client.InNamespace(nsMain), client.MatchingLabels{"mgr": "a", "mgr_role": "active"}); err != nil {
+			return false, err
+		}
+		return len(pods.Items) > 0, nil
+	})
 	on := enabledModules(t, c)
 	for _, m := range []string{"prometheus", "dashboard", "rook"} {
 		if !on[m] {
@@ -171,7 +181,7 @@ func TestServicesHeal(t *testing.T) {
 	ctx := context.Background()
 	readyMgr(t, nsMain, "a", nil)
 	old := &corev1.Service{}
-	if err := get(ctx, nsMain, "rook-ceph-mgr-a", old); err != nil {
+	if err := get(ctx, nsMain, contract.MetricsServiceName, old); err != nil {
 		t.Fatal(err)
 	}
 	if err := k8s.Delete(ctx, old); err != nil {
@@ -179,24 +189,70 @@ func TestServicesHeal(t *testing.T) {
 	}
 	eventually(t, 20*time.Second, "metrics Service recreated", func(ctx context.Context) (bool, error) {
 		s := &corev1.Service{}
-		return get(ctx, nsMain, "rook-ceph-mgr-a", s) == nil && s.UID != old.UID, nil
+		return get(ctx, nsMain, contract.MetricsServiceName, s) == nil && s.UID != old.UID, nil
 	})
 
+	// A user's label and annotation stay through a repair of our fields.
 	dash := &corev1.Service{}
-	if err := get(ctx, nsMain, "rook-ceph-mgr-a-dashboard", dash); err != nil {
+	if err := get(ctx, nsMain, contract.DashboardServiceName, dash); err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(dash.DeepCopy())
 	dash.Spec.Ports[0].Port = 9999
-	dash.Spec.Selector["mgr"] = "z"
+	dash.Spec.Selector["mgr_role"] = "z"
+	dash.Labels["team"] = "storage"
+	dash.Annotations = map[string]string{"example.com/ingress": "dashboard"}
 	if err := k8s.Patch(ctx, dash, patch); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, "dashboard Service repaired", func(ctx context.Context) (bool, error) {
 		s := &corev1.Service{}
-		return get(ctx, nsMain, "rook-ceph-mgr-a-dashboard", s) == nil && s.Spec.Ports[0].Port == 8443 && s.Spec.Selector["mgr"] == "a", nil
+		return get(ctx, nsMain, contract.DashboardServiceName, s) == nil && s.Spec.Ports[0].Port == 8443 && s.Spec.Selector["mgr_role"] == "active", nil
 	})
+	if err := get(ctx, nsMain, contract.DashboardServiceName, dash); err != nil || dash.Labels["team"] != "storage" || dash.Annotations["example.com/ingress"] != "dashboard" {
+		t.Errorf("the repair dropped the user's label or annotation: %v %v (%v)", dash.Labels, dash.Annotations, err)
+	}
 	waitEvent(t, nsMain, "rook-ceph-mgr-a", bootstrap.ReasonServiceRepaired, 10*time.Second)
+}
+
+// TestLegacyServicesMigrated: the per-mgr Services an earlier version created
+// (controlled by the Deployment) are removed; a Service of that name that the
+// Deployment does not control is left alone.
+func TestLegacyServicesMigrated(t *testing.T) {
+	ctx := context.Background()
+	readyMgr(t, nsMain, "a", nil)
+	d := &appsv1.Deployment{}
+	if err := get(ctx, nsMain, "rook-ceph-mgr-a", d); err != nil {
+		t.Fatal(err)
+	}
+	legacy := func(name string, controlled bool) *corev1.Service {
+		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: nsMain,
+			Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "a", "rook_cluster": nsMain}},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "rook-ceph-mgr", "mgr": "a"},
+				Ports: []corev1.ServicePort{{Name: "http-metrics", Port: 9283, TargetPort: intstr.FromString("http-metrics")}}}}
+		if controlled {
+			if err := controllerutil.SetControllerReference(d, s, k8s.Scheme()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := k8s.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	legacy(contract.LegacyMetricsServiceName("a"), true)
+	legacy(contract.LegacyDashboardServiceName("a"), false)
+	eventually(t, 20*time.Second, "the controlled per-mgr Service removed", func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(get(ctx, nsMain, contract.LegacyMetricsServiceName("a"), &corev1.Service{})), nil
+	})
+	waitEvent(t, nsMain, "rook-ceph-mgr-a", bootstrap.ReasonServicesMigrated, 10*time.Second)
+	time.Sleep(2 * time.Second)
+	if err := get(ctx, nsMain, contract.LegacyDashboardServiceName("a"), &corev1.Service{}); err != nil {
+		t.Errorf("a Service the Deployment does not control was touched: %v", err)
+	}
+	if err := k8s.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: contract.LegacyDashboardServiceName("a"), Namespace: nsMain}}); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestKeyWithOtherCapsIsRepaired, then deleted with its Deployment.
@@ -334,6 +390,18 @@ func scale(t *testing.T, ns, name string, replicas int32) {
 	if err := k8s.Patch(context.Background(), d, patch); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// assertAmongOwners: the Deployment owns the object, without controlling it
+// (an object of the cluster that every mgr owns).
+func assertAmongOwners(t *testing.T, refs []metav1.OwnerReference, name string) {
+	t.Helper()
+	for _, r := range refs {
+		if r.Kind == "Deployment" && r.Name == name && (r.Controller == nil || !*r.Controller) {
+			return
+		}
+	}
+	t.Errorf("Deployment %s is not among the owners (as a non-controller): %v", name, refs)
 }
 
 func assertOwnedBy(t *testing.T, refs []metav1.OwnerReference, name string) {

@@ -137,7 +137,7 @@ func TestMgrLifecycle(t *testing.T) {
 	t.Run("keyring, Services, modules", func(t *testing.T) {
 		st := waitReady(t, ns, name)
 		keyringHolds(t, ns, "a", cephKey(t, ns, "mgr.a"))
-		for _, svc := range []string{contract.MetricsServiceName("a"), contract.DashboardServiceName("a")} {
+		for _, svc := range []string{contract.MetricsServiceName, contract.DashboardServiceName} {
 			if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: svc}, &corev1.Service{}); err != nil {
 				t.Errorf("Service %s: %v", svc, err)
 			}
@@ -202,10 +202,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 	}
 	keyringHolds(t, ns, "a", keyA)
 	keyringHolds(t, ns, "b", keyB)
-	svc := &corev1.Service{}
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: contract.MetricsServiceName("b")}, svc); err != nil || svc.Spec.Selector["mgr"] != "b" {
-		t.Errorf("Service of mgr b: %v %v", err, svc.Spec.Selector)
-	}
+	t.Run("the Services follow the active mgr", func(t *testing.T) { failover(t, ns) })
 
 	t.Run("delete cleans up", func(t *testing.T) {
 		if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-b", "--wait=true", "--timeout=2m"); err != nil {
@@ -218,7 +215,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 			for _, o := range []struct {
 				obj  client.Object
 				name string
-			}{{&corev1.Secret{}, contract.KeyringSecretName("b")}, {&corev1.Service{}, contract.MetricsServiceName("b")}, {&corev1.Service{}, contract.DashboardServiceName("b")}} {
+			}{{&corev1.Secret{}, contract.KeyringSecretName("b")}} {
 				if !apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.name}, o.obj)) {
 					return false, nil
 				}
@@ -226,7 +223,16 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 			return true, nil
 		})
 		if err != nil {
-			t.Error("mgr b's Secret and Services were not garbage-collected")
+			t.Error("mgr b's keyring Secret was not garbage-collected")
+		}
+		// The cluster's Services stay with mgr a, their last owner.
+		for _, name := range []string{contract.MetricsServiceName, contract.DashboardServiceName} {
+			svc := &corev1.Service{}
+			if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
+				t.Errorf("Service %s went with mgr b: %v", name, err)
+			} else if len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].Name != "rook-ceph-mgr-a" {
+				t.Errorf("Service %s owners after mgr b went: %v; want mgr a only", name, svc.OwnerReferences)
+			}
 		}
 		if cephKey(t, ns, "mgr.a") != keyA {
 			t.Error("deleting mgr b touched mgr a's key")

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+// roles are the mgr_role labels of the namespace's mgr pods, by mgr id.
+func roles(ctx context.Context, ns string) map[string]string {
+	pods := &corev1.PodList{}
+	if err := env.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			out[p.Labels[contract.LabelMgrID]] = p.Labels[contract.LabelMgrRole]
+		}
+	}
+	return out
+}
+
+// endpoints are the ready endpoints of Service name: the mgr ids of the pods
+// behind it and the port each is reached on.
+func endpoints(ctx context.Context, ns, name string) map[string]int32 {
+	slices := &discoveryv1.EndpointSliceList{}
+	if err := env.Client.List(ctx, slices, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: name}); err != nil {
+		return nil
+	}
+	out := map[string]int32{}
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.TargetRef == nil || e.Conditions.Ready == nil || !*e.Conditions.Ready || len(s.Ports) == 0 || s.Ports[0].Port == nil {
+				continue
+			}
+			pod := &corev1.Pod{}
+			if env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: e.TargetRef.Name}, pod) == nil {
+				out[pod.Labels[contract.LabelMgrID]] = *s.Ports[0].Port
+			}
+		}
+	}
+	return out
+}
+
+// waitActive waits until the mgr map's active mgr is id, its pod alone is
+// labelled active, and both cluster Services have its pod as their only
+// endpoint; it returns how long that took and the metrics endpoint's port.
+func waitActive(t *testing.T, ns, id string, timeout time.Duration) (time.Duration, int32) {
+	t.Helper()
+	start := time.Now()
+	var port int32
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		r := roles(ctx, ns)
+		metrics := endpoints(ctx, ns, contract.MetricsServiceName)
+		dash := endpoints(ctx, ns, contract.DashboardServiceName)
+		last = fmt.Sprintf("roles %v, metrics endpoints %v, dashboard endpoints %v", r, metrics, dash)
+		for other, role := range r {
+			if (other == id) != (role == contract.RoleActive) {
+				return false, nil
+			}
+		}
+		_, okM := metrics[id]
+		_, okD := dash[id]
+		port = metrics[id]
+		return r[id] == contract.RoleActive && len(metrics) == 1 && okM && len(dash) == 1 && okD, nil
+	})
+	if err != nil {
+		t.Fatalf("mgr %s not the one behind the Services within %s: %s", id, timeout, last)
+	}
+	return time.Since(start), port
+}
+
+// failover: `ceph mgr fail` moves the active mgr; within 15 s the pods'
+// mgr_role labels and both Services follow, and the metrics reached through
+// the Service's endpoint are the new active mgr's. A hand-set wrong label is
+// corrected. Runs with mgrs a and b Ready in ns, a active, and leaves a active.
+func failover(t *testing.T, ns string) {
+	ctx := context.Background()
+	waitActive(t, ns, "a", 30*time.Second)
+	start, calls0 := time.Now(), mgrStatCalls(t)
+
+	for _, step := range []struct{ fail, active string }{{"a", "b"}, {"b", "a"}} {
+		if _, err := env.Ceph(ctx, ns, "mgr", "fail", step.fail); err != nil {
+			t.Fatal(err)
+		}
+		took, port := waitActive(t, ns, step.active, 15*time.Second)
+		t.Logf("ceph mgr fail %s: mgr %s labelled active and alone behind both Services %s later", step.fail, step.active, took.Round(100*time.Millisecond))
+		// The pods' IPs are kwok's; the mgr daemons listen on this host, each
+		// on the port its container declares, which the endpoint carries.
+		body := ""
+		err := wait.PollUntilContextTimeout(ctx, time.Second, 60*time.Second, true, func(context.Context) (bool, error) {
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+			if err != nil {
+				return false, nil
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			body = string(b)
+			return resp.StatusCode == http.StatusOK && strings.Contains(body, "ceph_health_status"), nil
+		})
+		if err != nil {
+			t.Errorf("metrics of mgr %s through the Service's endpoint (port %d): no ceph_health_status: %.200s", step.active, port, body)
+		}
+	}
+
+	// A wrong label set by hand is corrected.
+	pods := &corev1.PodList{}
+	if err := env.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelMgrID: "b"}); err != nil || len(pods.Items) == 0 {
+		t.Fatalf("mgr b's pod: %v", err)
+	}
+	p := &pods.Items[0]
+	patch := client.MergeFrom(p.DeepCopy())
+	p.Labels[contract.LabelMgrRole] = contract.RoleActive
+	if err := env.Client.Patch(ctx, p, patch); err != nil {
+		t.Fatal(err)
+	}
+	took, _ := waitActive(t, ns, "a", 15*time.Second)
+	t.Logf("a hand-set mgr_role=active on standby b corrected in %s", took.Round(100*time.Millisecond))
+	if calls0 >= 0 {
+		elapsed := time.Since(start)
+		calls := mgrStatCalls(t) - calls0
+		t.Logf("the role watcher: %.0f `ceph mgr stat` calls in %s, %.1f per minute (one cluster with two mgrs)", calls, elapsed.Round(100*time.Millisecond), calls/elapsed.Minutes())
+		// One per --mgr-role-interval (5 s), whatever happened meanwhile.
+		if max := elapsed.Seconds()/5 + 2; calls > max {
+			t.Errorf("%.0f mgr stat calls in %s; want at most %.0f (one per 5 s)", calls, elapsed, max)
+		}
+	}
+}
+
+// mgrStatCalls is the controller's count of `ceph mgr stat` calls, or -1
+// where its metrics cannot be read (another cluster).
+func mgrStatCalls(t *testing.T) float64 {
+	t.Helper()
+	url, ok := env.MetricsURLs["mgr-bootstrap"]
+	if !ok {
+		return -1
+	}
+	v, err := testenv.ScrapeSum(url, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "mgr stat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
