@@ -48,8 +48,8 @@ type skip struct {
 // modulePlan is what to run, in order, and what the status says once it ran.
 type modulePlan struct {
 	Steps []step
-	// Enabled are the modules the steps turn on (for the Event).
-	Enabled []string
+	// Enabled and Disabled are the modules the steps turn on and off (for the Events).
+	Enabled, Disabled []string
 	// Modules are the wanted modules on once the steps ran; Unavailable the
 	// wanted ones this release lacks or cannot run.
 	Modules, Unavailable []string
@@ -113,6 +113,19 @@ func planModules(in moduleInputs) modulePlan {
 				Args: []string{"mgr", "module", "enable", name}}})
 		}
 	}
+	// A module this mgr had on as wanted, and the cluster no longer wants, is
+	// turned off once: the status then no longer lists it, and a module off
+	// in Ceph (another mgr of the cluster turned it off) is left alone.
+	var disables []step
+	for _, had := range in.Prev.Modules {
+		name, _ := moduleFor(had, rel)
+		if slices.Contains(in.Want, had) || name == "" || slices.Contains(in.Modules.AlwaysOn, name) || !slices.Contains(in.Modules.Enabled, name) {
+			continue
+		}
+		p.Disabled = append(p.Disabled, had)
+		disables = append(disables, step{Retry: true, Cmd: ceph.Command{Name: "mgr module disable", Kind: ceph.Write,
+			Args: []string{"mgr", "module", "disable", name}}})
+	}
 	// Each mgr's module ports follow its own container's, set per mgr daemon
 	// whenever the status does not record them for it, whether or not the
 	// module is on already (a second mgr finds it on; it reads its options
@@ -133,6 +146,7 @@ func planModules(in moduleInputs) modulePlan {
 		p.DashboardPort = in.DashboardPort
 	}
 	p.Steps = append(p.Steps, enables...)
+	p.Steps = append(p.Steps, disables...)
 
 	p.Backend = in.Prev.Backend
 	if in.Backend != "" && slices.Contains(p.Modules, "rook") && p.Backend != in.Backend {

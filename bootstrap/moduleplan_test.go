@@ -196,6 +196,27 @@ func TestPlanModules(t *testing.T) {
 			},
 			modules: []string{"prometheus", "dashboard"}, dashboard: true,
 		},
+		"a module removed from the cluster's set: disabled once": {
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
+				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus"}, nil)},
+			steps:   []string{"ceph mgr module disable dashboard"},
+			modules: []string{"prometheus"},
+		},
+		"removed, and off in Ceph already (another mgr turned it off): nothing": {
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
+				Modules: moduleLs(laterLs.AlwaysOn, []string{"prometheus"}, nil)},
+			modules: []string{"prometheus"},
+		},
+		"removed but always on (orchestrator_cli on Pacific): never disabled": {
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Prev: Status{Modules: []string{"orchestrator_cli", "prometheus"}, MetricsPort: 9283},
+				Modules: moduleLs(laterLs.AlwaysOn, []string{"prometheus"}, nil)},
+			modules: []string{"prometheus"},
+		},
+		"enabled by hand, never ours: left alone": {
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Prev: Status{Modules: []string{"prometheus"}, MetricsPort: 9283},
+				Modules: moduleLs(laterLs.AlwaysOn, []string{"prometheus", "influx"}, nil)},
+			modules: []string{"prometheus"},
+		},
 		"no backend configured: rook alone": {
 			in:    moduleInputs{Release: v("16.2.15"), Want: []string{"rook"}, Modules: laterLs},
 			steps: []string{"ceph mgr module enable rook"}, modules: []string{"rook"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -73,6 +74,9 @@ func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, mgrMap ceph.M
 	}
 	next.Backend, next.Dashboard = plan.Backend, plan.Dashboard
 	next.MetricsPort, next.DashboardPort = plan.MetricsPort, plan.DashboardPort
+	if len(plan.Disabled) > 0 {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonModulesDisabled, "DisableModule", "mgr modules disabled, no longer in the cluster's set: %v", plan.Disabled)
+	}
 	if len(plan.Enabled) > 0 {
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonModulesEnabled, "EnableModule", "mgr modules enabled: %v", plan.Enabled)
 	}
@@ -147,4 +151,12 @@ func (b *scope) retry(ctx context.Context, step func(context.Context) error) err
 		return last
 	}
 	return err
+}
+
+// lockCluster serializes the module runs of namespace ns.
+func (r *Reconciler) lockCluster(ns string) func() {
+	v, _ := r.clusterLocks.LoadOrStore(ns, &sync.Mutex{})
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }

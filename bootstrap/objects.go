@@ -3,6 +3,8 @@ package bootstrap
 import (
 	"fmt"
 	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // keyringFile is the keyring the mgr reads, in Rook's format.
@@ -113,6 +116,41 @@ func wantedModules(d *appsv1.Deployment, defaults []string) []string {
 		}
 	}
 	return mods
+}
+
+// clusterModules is the cluster's wanted module set: the annotation the
+// namespace's managed mgrs carry (those without it follow it), or defaults
+// when none does. Two different annotations are a conflict, reported and not
+// fought over: conflict names them, and nothing is planned until it is gone.
+func clusterModules(ds []appsv1.Deployment, namespace string, defaults []string) (want []string, conflict string) {
+	sets := map[string][]string{} // the normalized set -> Deployments carrying it
+	for i := range ds {
+		d := &ds[i]
+		if _, ok := d.Annotations[contract.AnnotationModules]; !ok || d.Namespace != namespace || d.DeletionTimestamp != nil ||
+			!mutate.IsMgr(d) || mutate.LeftAlone(d) {
+			continue
+		}
+		key := strings.Join(wantedModules(d, nil), ",")
+		sets[key] = append(sets[key], d.Name)
+	}
+	switch len(sets) {
+	case 0:
+		return defaults, ""
+	case 1:
+		for key := range sets {
+			if key == "" {
+				return nil, ""
+			}
+			return strings.Split(key, ","), ""
+		}
+	}
+	var parts []string
+	for _, key := range slices.Sorted(maps.Keys(sets)) {
+		slices.Sort(sets[key])
+		parts = append(parts, fmt.Sprintf("%s on %s", strconv.Quote(key), strings.Join(sets[key], ", ")))
+	}
+	return nil, fmt.Sprintf("the mgrs of namespace %s ask for different modules (annotation %s: %s); the modules are the cluster's: give every mgr the same value, or remove it from all but one",
+		namespace, contract.AnnotationModules, strings.Join(parts, "; "))
 }
 
 // podReady reports whether any live pod of the list is Ready.

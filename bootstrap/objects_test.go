@@ -3,10 +3,14 @@ package bootstrap
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -169,6 +173,75 @@ func TestPlanRoles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := planRoles(tc.active, tc.pods); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("planRoles(%q) = %v, want %v", tc.active, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDesiredPDB(t *testing.T) {
+	want := desiredPDB("rook-ceph")
+	if want.Name != "rook-ceph-mgr-pdb" || want.Spec.MaxUnavailable.IntValue() != 1 || want.Spec.MinAvailable != nil ||
+		want.Spec.Selector.MatchLabels[contract.LabelApp] != contract.AppName || want.Spec.Selector.MatchLabels[contract.LabelRookCluster] != "rook-ceph" ||
+		len(want.Spec.Selector.MatchLabels) != 2 {
+		t.Errorf("PDB %s: %+v", want.Name, want.Spec)
+	}
+	if wantPDB(1) || !wantPDB(2) || wantPDB(0) {
+		t.Error("a PDB is wanted for two or more mgrs only")
+	}
+	for name, tc := range map[string]struct {
+		edit  func(*policyv1.PodDisruptionBudget)
+		drift bool
+	}{
+		"as desired":       {func(*policyv1.PodDisruptionBudget) {}, false},
+		"a user label":     {func(p *policyv1.PodDisruptionBudget) { p.Labels["team"] = "storage" }, false},
+		"maxUnavailable 2": {func(p *policyv1.PodDisruptionBudget) { two := intstr.FromInt32(2); p.Spec.MaxUnavailable = &two }, true},
+		"minAvailable instead": {func(p *policyv1.PodDisruptionBudget) {
+			p.Spec.MaxUnavailable, p.Spec.MinAvailable = nil, p.Spec.MaxUnavailable
+		}, true},
+		"selector of one mgr": {func(p *policyv1.PodDisruptionBudget) { p.Spec.Selector.MatchLabels["mgr"] = "a" }, true},
+		"a selector expression": {func(p *policyv1.PodDisruptionBudget) {
+			p.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "x", Operator: "Exists"}}
+		}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			have := want.DeepCopy()
+			tc.edit(have)
+			if got := pdbDrifted(have, want); got != tc.drift {
+				t.Errorf("pdbDrifted = %v, want %v", got, tc.drift)
+			}
+		})
+	}
+}
+
+func TestClusterModules(t *testing.T) {
+	annotated := func(name, id, modules string) appsv1.Deployment {
+		d := *mgr(name, id, types.UID("uid-"+id))
+		d.Annotations = map[string]string{contract.AnnotationModules: modules}
+		return d
+	}
+	plain := *mgr("rook-ceph-mgr-c", "c", "uid-c")
+	other := annotated("rook-ceph-mgr-x", "x", "influx")
+	other.Namespace = "elsewhere"
+	defaults := []string{"prometheus", "dashboard"}
+	for name, tc := range map[string]struct {
+		ds       []appsv1.Deployment
+		want     []string
+		conflict bool
+	}{
+		"no annotation: the defaults":                     {[]appsv1.Deployment{plain}, defaults, false},
+		"one annotated, the others follow it":             {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus"), plain}, []string{"prometheus"}, false},
+		"the same set spelled differently agrees":         {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus, rook"), annotated("rook-ceph-mgr-b", "b", "prometheus,rook")}, []string{"prometheus", "rook"}, false},
+		"an empty annotation: no module":                  {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", ""), plain}, nil, false},
+		"two different sets: a conflict, nothing planned": {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus"), annotated("rook-ceph-mgr-b", "b", "dashboard")}, nil, true},
+		"another namespace's annotation does not count":   {[]appsv1.Deployment{plain, other}, defaults, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, conflict := clusterModules(tc.ds, "rook-ceph", defaults)
+			if !slices.Equal(got, tc.want) || (conflict != "") != tc.conflict {
+				t.Errorf("clusterModules = %v, %q; want %v, conflict %v", got, conflict, tc.want, tc.conflict)
+			}
+			if tc.conflict && (!strings.Contains(conflict, "rook-ceph-mgr-a") || !strings.Contains(conflict, "rook-ceph-mgr-b") || !strings.Contains(conflict, contract.AnnotationModules)) {
+				t.Errorf("the conflict does not name both Deployments and the annotation: %s", conflict)
 			}
 		})
 	}

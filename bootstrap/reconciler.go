@@ -45,6 +45,8 @@ type Reconciler struct {
 	// unreachable counts, per Deployment, the reconciles in a row that found
 	// its Ceph cluster unreachable.
 	unreachable sync.Map // types.NamespacedName -> int
+	// clusterLocks serialize the module runs of a namespace's mgrs.
+	clusterLocks sync.Map // namespace -> *sync.Mutex
 }
 
 // unavailableRetry retries a Deployment whose Ceph cluster did not answer
@@ -133,10 +135,23 @@ func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *S
 	if err := r.ensureServices(ctx, d, id); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.ensurePDB(ctx, d); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := b.ensureKeyring(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	want := wantedModules(d, r.Modules)
+	ds := &appsv1.DeploymentList{}
+	if err := r.Client.List(ctx, ds, client.InNamespace(d.Namespace), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		return ctrl.Result{}, err
+	}
+	want, conflict := clusterModules(ds.Items, d.Namespace, r.Modules)
+	if conflict != "" {
+		// Reported, not fought over: nothing changes until the annotations agree.
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModulesConflict, "EnableModule", "%s", conflict)
+		next.Phase, next.LastError = PhaseError, conflict
+		return ctrl.Result{}, nil
+	}
 	if st.Phase == PhaseReady && st.ObservedGeneration == d.Generation && slices.Equal(st.wanted(), sortedCopy(want)) && st.portsSet(d) {
 		return ctrl.Result{}, nil // at rest
 	}
@@ -149,8 +164,8 @@ func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *S
 		next.Phase = PhaseWaitingForPod
 		return ctrl.Result{}, nil // the pod watch brings us back
 	}
-	if len(want) == 0 {
-		// No module wanted: nothing to ask Ceph once the pod runs.
+	if len(want) == 0 && len(st.Modules) == 0 {
+		// No module wanted, none to turn off: nothing to ask Ceph.
 		next.Phase, next.Modules, next.Unavailable, next.Dashboard = PhaseReady, nil, nil, false
 		return ctrl.Result{}, nil
 	}
@@ -158,6 +173,10 @@ func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *S
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// The modules are the cluster's: one mgr of a namespace reads the mgr
+	// map and runs its plan at a time, so two never turn a module on or off twice.
+	unlock := r.lockCluster(d.Namespace)
+	defer unlock()
 	mgrMap, err := r.Ceph.MgrDump(ctx, conn)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,10 +43,11 @@ func init() { metrics.Registry.MustRegister(reconciles, apiWrites) }
 func CacheOptions() cache.Options {
 	mgrObjects := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{contract.LabelApp: contract.AppName})}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&appsv1.Deployment{}: mgrObjects,
-		&corev1.Pod{}:        mgrObjects,
-		&corev1.Secret{}:     mgrObjects,
-		&corev1.Service{}:    mgrObjects,
+		&appsv1.Deployment{}:            mgrObjects,
+		&corev1.Pod{}:                   mgrObjects,
+		&corev1.Secret{}:                mgrObjects,
+		&corev1.Service{}:               mgrObjects,
+		&policyv1.PodDisruptionBudget{}: mgrObjects,
 	}}
 }
 
@@ -59,6 +61,7 @@ func CacheOptions() cache.Options {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mgr-webhook-system,resources=leases,verbs=get;create;update
@@ -96,6 +99,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 		For(&appsv1.Deployment{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: specOrIntentChanged})).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)).
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)).
+		// A mgr created or deleted changes how many the cluster runs (its PDB);
+		// a changed modules annotation changes the cluster's module set.
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: modulesAnnotationChanged})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfPod)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: maxConcurrent,
@@ -121,6 +129,14 @@ func specOrIntentChanged(e event.UpdateEvent) bool {
 		!mutate.IntentUnchanged(o, n) ||
 		!slices.Equal(o.Finalizers, n.Finalizers) ||
 		mutate.LeftAlone(o) != mutate.LeftAlone(n)
+}
+
+// modulesAnnotationChanged: the cluster's module set may have changed.
+func modulesAnnotationChanged(e event.UpdateEvent) bool {
+	o, n := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
+	ov, ook := o[contract.AnnotationModules]
+	nv, nok := n[contract.AnnotationModules]
+	return ov != nv || ook != nok
 }
 
 // deploymentsOfNamespace maps a cluster object (a Service every mgr owns) to

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -142,6 +143,9 @@ func TestMgrLifecycle(t *testing.T) {
 				t.Errorf("Service %s: %v", svc, err)
 			}
 		}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-pdb"}, &policyv1.PodDisruptionBudget{}); !apierrors.IsNotFound(err) {
+			t.Errorf("one mgr: want no PodDisruptionBudget, got %v", err)
+		}
 		out, err := env.Ceph(context.Background(), ns, "mgr", "module", "ls")
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +206,15 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 	}
 	keyringHolds(t, ns, "a", keyA)
 	keyringHolds(t, ns, "b", keyB)
+	pdb := &policyv1.PodDisruptionBudget{}
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-pdb"}, pdb) == nil, nil
+	})
+	if err != nil || pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels["rook_cluster"] != ns {
+		t.Errorf("two mgrs: PodDisruptionBudget rook-ceph-mgr-pdb with maxUnavailable 1: %v %+v", err, pdb.Spec)
+	}
 	t.Run("the Services follow the active mgr", func(t *testing.T) { failover(t, ns) })
+	t.Run("the modules are the cluster's", func(t *testing.T) { clusterModules(t, ns) })
 
 	t.Run("delete cleans up", func(t *testing.T) {
 		if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-b", "--wait=true", "--timeout=2m"); err != nil {
@@ -224,6 +236,13 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 		})
 		if err != nil {
 			t.Error("mgr b's keyring Secret was not garbage-collected")
+		}
+		// One mgr left: no PodDisruptionBudget (it would block every drain).
+		err = wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-pdb"}, &policyv1.PodDisruptionBudget{})), nil
+		})
+		if err != nil {
+			t.Error("the PodDisruptionBudget stayed with one mgr left")
 		}
 		// The cluster's Services stay with mgr a, their last owner.
 		for _, name := range []string{contract.MetricsServiceName, contract.DashboardServiceName} {

@@ -1,0 +1,88 @@
+package bootstrap
+
+import (
+	"context"
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// PDBName is the cluster's PodDisruptionBudget for its mgrs (Rook's name).
+const PDBName = contract.AppName + "-pdb"
+
+// desiredPDB lets one mgr pod of the cluster be evicted at a time.
+func desiredPDB(namespace string) *policyv1.PodDisruptionBudget {
+	one := intstr.FromInt32(1)
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: PDBName, Namespace: namespace, Labels: clusterLabels(namespace)},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: &one,
+			Selector:       &metav1.LabelSelector{MatchLabels: clusterLabels(namespace)},
+		},
+	}
+}
+
+// wantPDB: a budget only protects a cluster with two or more mgrs; with one,
+// it would block every node drain (rook#2128, #11875).
+func wantPDB(mgrs int) bool { return mgrs >= 2 }
+
+// ensurePDB keeps the cluster's PodDisruptionBudget while the namespace runs
+// two or more managed mgrs, and removes it (ours only) below that. Like the
+// Services, every mgr owns it.
+func (r *Reconciler) ensurePDB(ctx context.Context, d *appsv1.Deployment) error {
+	ds := &appsv1.DeploymentList{}
+	if err := r.Client.List(ctx, ds, client.InNamespace(d.Namespace), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		return err
+	}
+	want := desiredPDB(d.Namespace)
+	have := &policyv1.PodDisruptionBudget{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	exists := err == nil
+	switch {
+	case !wantPDB(len(clusterMgrs(ds.Items)[d.Namespace])):
+		if !exists {
+			return nil
+		}
+		apiWrites.Inc()
+		if err := r.Client.Delete(ctx, have, client.Preconditions{UID: &have.UID}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		r.Recorder.Eventf(d, have, corev1.EventTypeNormal, ReasonPDB, "Delete", "PodDisruptionBudget %s removed: the cluster runs one mgr", PDBName)
+	case !exists:
+		if err := controllerutil.SetOwnerReference(d, want, r.Client.Scheme()); err != nil {
+			return err
+		}
+		apiWrites.Inc()
+		if err := r.Client.Create(ctx, want); client.IgnoreAlreadyExists(err) != nil {
+			return err
+		}
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonPDB, "Create", "PodDisruptionBudget %s created: one of the cluster's mgrs may be disrupted at a time", PDBName)
+	case !isOwner(have, d) || pdbDrifted(have, want):
+		patch := client.MergeFromWithOptions(have.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if err := controllerutil.SetOwnerReference(d, have, r.Client.Scheme()); err != nil {
+			return err
+		}
+		have.Spec.MaxUnavailable, have.Spec.MinAvailable, have.Spec.Selector = want.Spec.MaxUnavailable, nil, want.Spec.Selector
+		apiWrites.Inc()
+		return r.Client.Patch(ctx, have, patch)
+	}
+	return nil
+}
+
+func pdbDrifted(have, want *policyv1.PodDisruptionBudget) bool {
+	return have.Spec.MinAvailable != nil || have.Spec.MaxUnavailable == nil || *have.Spec.MaxUnavailable != *want.Spec.MaxUnavailable ||
+		have.Spec.Selector == nil || len(have.Spec.Selector.MatchExpressions) > 0 ||
+		!maps.Equal(have.Spec.Selector.MatchLabels, want.Spec.Selector.MatchLabels)
+}
