@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
 // explainOnFailure prints what the cluster holds about a mgr when a test
@@ -196,10 +198,31 @@ func TestMgrLifecycle(t *testing.T) {
 func TestTwoMgrsInOneNamespace(t *testing.T) {
 	ns := env.Namespaces[0]
 	explainOnFailure(t, ns, "rook-ceph-mgr-b")
+	if p, ok := env.Ports[ns]["b"]; ok {
+		// Locally: b's dashboard on a port other than its daemon was
+		// started with, so only the controller can have set it.
+		free, err := testenv.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Ports[ns]["b"] = [2]int32{p[0], int32(free)}
+	}
 	apply(t, env.manifest(t, ns, "a", nil))
 	apply(t, env.manifest(t, ns, "b", nil))
 	waitReady(t, ns, "rook-ceph-mgr-a")
 	waitReady(t, ns, "rook-ceph-mgr-b")
+	// Each mgr's module ports are its own container's, though b found the
+	// modules on already.
+	for _, id := range []string{"a", "b"} {
+		want := int32(contract.PortDashboard)
+		if p, ok := env.Ports[ns][id]; ok {
+			want = p[1]
+		}
+		out, err := env.Ceph(context.Background(), ns, "config", "get", "mgr."+id, "mgr/dashboard/ssl_server_port")
+		if err != nil || strings.Trim(strings.TrimSpace(string(out)), `"`) != strconv.Itoa(int(want)) {
+			t.Errorf("mgr %s's dashboard port in Ceph: %s (%v); want its container's %d", id, out, err, want)
+		}
+	}
 	keyA, keyB := cephKey(t, ns, "mgr.a"), cephKey(t, ns, "mgr.b")
 	if keyA == keyB {
 		t.Fatal("mgr a and b share a key")

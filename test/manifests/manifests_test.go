@@ -308,7 +308,14 @@ func TestServiceAccountsCanDoOnlyTheirJob(t *testing.T) {
 		{bootstrapSA, []string{"patch", "deployments"}, true},
 		{bootstrapSA, []string{"get", "secret/rook-ceph-admin-keyring"}, true},
 		{bootstrapSA, []string{"delete", "secrets"}, false},
-		{bootstrapSA, []string{"delete", "services"}, false},
+		// Delete: only to remove the per-mgr Services of earlier versions,
+		// and only those its mgr Deployment controls (test/bootstrap).
+		{bootstrapSA, []string{"delete", "services"}, true},
+		{bootstrapSA, []string{"patch", "pods"}, true}, // the mgr_role label
+		{bootstrapSA, []string{"delete", "pods"}, false},
+		{bootstrapSA, []string{"create", "pods"}, false},
+		{bootstrapSA, []string{"create", "poddisruptionbudgets.policy"}, true},
+		{bootstrapSA, []string{"delete", "deployments"}, false},
 	}
 	for _, overlay := range overlays {
 		t.Run(overlay, func(t *testing.T) {
