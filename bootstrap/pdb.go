@@ -70,7 +70,9 @@ func (r *Reconciler) ensurePDB(ctx context.Context, d *appsv1.Deployment) error 
 		}
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonPDB, "Create", "PodDisruptionBudget %s created: one of the cluster's mgrs may be disrupted at a time", PDBName)
 	case !isOwner(have, d) || pdbDrifted(have, want):
-		patch := client.MergeFromWithOptions(have.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		// A strategic merge adds our owner reference by uid: the namespace's mgrs
+		// add theirs at once without conflicts (and without a lost update).
+		patch := client.StrategicMergeFrom(have.DeepCopy())
 		if err := controllerutil.SetOwnerReference(d, have, r.Client.Scheme()); err != nil {
 			return err
 		}

@@ -43,7 +43,9 @@ func (r *Reconciler) ensureServices(ctx context.Context, d *appsv1.Deployment, i
 		case err != nil:
 			return err
 		default:
-			patch := client.MergeFromWithOptions(have.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			// A strategic merge adds our owner reference by uid: the namespace's mgrs
+			// add theirs at once without conflicts (and without a lost update).
+			patch := client.StrategicMergeFrom(have.DeepCopy())
 			owned := isOwner(have, d)
 			drifted := serviceDrifted(have, want)
 			if owned && !drifted {

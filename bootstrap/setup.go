@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -98,8 +100,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 		Named("mgr-bootstrap").
 		For(&appsv1.Deployment{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: specOrIntentChanged})).
 		Owns(&corev1.Secret{}).
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)).
-		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: clusterObjectEdited})).
+		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: clusterObjectEdited})).
 		// A mgr created or deleted changes how many the cluster runs (its PDB);
 		// a changed modules annotation changes the cluster's module set.
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace),
@@ -129,6 +133,24 @@ func specOrIntentChanged(e event.UpdateEvent) bool {
 		!mutate.IntentUnchanged(o, n) ||
 		!slices.Equal(o.Finalizers, n.Finalizers) ||
 		mutate.LeftAlone(o) != mutate.LeftAlone(n)
+}
+
+// clusterObjectEdited: a cluster Service or PDB changed where the controller
+// may need to repair it (spec, labels). The owner references each mgr adds
+// bring no reconcile of every mgr of the namespace.
+func clusterObjectEdited(e event.UpdateEvent) bool {
+	if !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels()) {
+		return true
+	}
+	switch o := e.ObjectOld.(type) {
+	case *corev1.Service:
+		n, ok := e.ObjectNew.(*corev1.Service)
+		return !ok || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
+	case *policyv1.PodDisruptionBudget:
+		n, ok := e.ObjectNew.(*policyv1.PodDisruptionBudget)
+		return !ok || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
+	}
+	return true
 }
 
 // modulesAnnotationChanged: the cluster's module set may have changed.
