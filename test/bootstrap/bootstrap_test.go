@@ -293,18 +293,24 @@ func TestKeyWithOtherCapsIsRepairedAndRemoved(t *testing.T) {
 	if _, err := c.GetKey(ctx, "mgr.x"); err == nil || !strings.Contains(err.Error(), "ENOENT") {
 		t.Errorf("mgr.x key still in Ceph: %v", err)
 	}
-	for _, o := range []client.Object{&corev1.Secret{}, &corev1.Service{}, &corev1.Service{}} {
-		name := map[string]string{"*v1.Secret": "rook-ceph-mgr-x-keyring"}[fmt.Sprintf("%T", o)]
-		if name == "" {
-			name = "rook-ceph-mgr-x"
-		}
-		eventually(t, 60*time.Second, "garbage collection of "+name, func(ctx context.Context) (bool, error) {
-			return apierrors.IsNotFound(get(ctx, nsMain, name, o)), nil
+	eventually(t, 60*time.Second, "garbage collection of the keyring Secret", func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(get(ctx, nsMain, contract.KeyringSecretName("x"), &corev1.Secret{})), nil
+	})
+	// The cluster's Services stay for the namespace's other mgrs, without x.
+	for _, name := range []string{contract.MetricsServiceName, contract.DashboardServiceName} {
+		eventually(t, 60*time.Second, "mgr x gone from the owners of "+name, func(ctx context.Context) (bool, error) {
+			svc := &corev1.Service{}
+			if err := get(ctx, nsMain, name, svc); err != nil {
+				return false, err
+			}
+			for _, ref := range svc.OwnerReferences {
+				if ref.UID == d.UID {
+					return false, nil
+				}
+			}
+			return len(svc.OwnerReferences) > 0, nil
 		})
 	}
-	eventually(t, 60*time.Second, "garbage collection of the dashboard Service", func(ctx context.Context) (bool, error) {
-		return apierrors.IsNotFound(get(ctx, nsMain, "rook-ceph-mgr-x-dashboard", &corev1.Service{})), nil
-	})
 }
 
 // TestUnreachableCluster: a mon that never answers gives a CephUnavailable
@@ -329,6 +335,13 @@ func TestUnreachableCluster(t *testing.T) {
 		t.Errorf("%v ceph calls against an unreachable cluster in ~15s; want 2-6 (backoff)", calls)
 	}
 
+	// The cluster's Services were made before any ceph call; this is the
+	// namespace's only mgr, so they go with it.
+	for _, name := range []string{contract.MetricsServiceName, contract.DashboardServiceName} {
+		if err := get(ctx, nsDown, name, &corev1.Service{}); err != nil {
+			t.Errorf("Service %s of the unreachable cluster: %v", name, err)
+		}
+	}
 	start := time.Now()
 	if err := k8s.Delete(ctx, d); err != nil {
 		t.Fatal(err)
@@ -336,6 +349,11 @@ func TestUnreachableCluster(t *testing.T) {
 	eventually(t, finalizerTimeout+60*time.Second, "Deployment released", func(ctx context.Context) (bool, error) {
 		return apierrors.IsNotFound(get(ctx, nsDown, d.Name, &appsv1.Deployment{})), nil
 	})
+	for _, name := range []string{contract.MetricsServiceName, contract.DashboardServiceName} {
+		eventually(t, 60*time.Second, "Service "+name+" gone with the cluster's last mgr", func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(get(ctx, nsDown, name, &corev1.Service{})), nil
+		})
+	}
 	if waited := time.Since(start); waited < finalizerTimeout-time.Second {
 		t.Errorf("released after %s, before the finalizer timeout %s", waited, finalizerTimeout)
 	}
