@@ -148,20 +148,11 @@ func TestMgrLifecycle(t *testing.T) {
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-pdb"}, &policyv1.PodDisruptionBudget{}); !apierrors.IsNotFound(err) {
 			t.Errorf("one mgr: want no PodDisruptionBudget, got %v", err)
 		}
-		out, err := env.Ceph(context.Background(), ns, "mgr", "module", "ls")
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Enabled, not merely listed: module ls names disabled modules too.
-		var ls struct {
-			Enabled []string `json:"enabled_modules"`
-		}
-		if err := json.Unmarshal(out, &ls); err != nil {
-			t.Fatalf("mgr module ls: %v: %s", err, out)
-		}
+		on := enabled(t, ns)
 		for _, m := range []string{"prometheus", "dashboard", "rook"} {
-			if !contains(ls.Enabled, m) || !contains(st.Modules, m) {
-				t.Errorf("module %s: enabled %v, status %v", m, ls.Enabled, st.Modules)
+			if !contains(on, m) || !contains(st.Modules, m) {
+				t.Errorf("module %s: enabled %v, status %v", m, on, st.Modules)
 			}
 		}
 	})

@@ -35,6 +35,7 @@ func annotate(t *testing.T, ns, id, modules string) {
 	}
 }
 
+// enabled are the modules `ceph mgr module ls` reports enabled in ns's cluster.
 func enabled(t *testing.T, ns string) []string {
 	t.Helper()
 	out, err := env.Ceph(context.Background(), ns, "mgr", "module", "ls")
