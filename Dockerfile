@@ -10,8 +10,12 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ENV CGO_ENABLED=0
-RUN go build -trimpath -ldflags='-s -w' -o /out/mgr-webhook ./cmd/mgr-webhook && \
-    go build -trimpath -ldflags='-s -w' -o /out/mgr-bootstrap ./cmd/mgr-bootstrap
+# make docker-build passes git describe and the commit.
+ARG VERSION=devel
+ARG REVISION=
+RUN ldflags="-s -w -X github.com/rook-mgr/mgr-webhook/version.Version=${VERSION} -X github.com/rook-mgr/mgr-webhook/version.Revision=${REVISION}" && \
+    go build -trimpath -ldflags="$ldflags" -o /out/mgr-webhook ./cmd/mgr-webhook && \
+    go build -trimpath -ldflags="$ldflags" -o /out/mgr-bootstrap ./cmd/mgr-bootstrap
 
 FROM gcr.io/distroless/static-debian12:nonroot AS webhook
 COPY --from=build /out/mgr-webhook /mgr-webhook

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bootstrap is the controller that makes a completed mgr Deployment
 // runnable and useful, as Rook's operator does: it creates the mgr's cephx
 // keyring Secret and its metrics and dashboard Services, enables the mgr

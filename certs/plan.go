@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package certs gives the webhook its serving certificate without any other
 // component: a self-signed CA and a serving certificate kept in a Secret,
 // renewed well before expiry, served by every replica without a restart

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package contract holds what the webhook, the bootstrap controller and their
 // users agree on: the labels, annotations and finalizer on a mgr Deployment,
 // the names of the cluster's and the mgr's Secrets and Services, the ports,

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package mutate completes and validates Ceph manager (ceph-mgr) Deployments.
 //
 // It is the pure core of the project: functions take values (a Deployment, the

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package webhook adapts the pure mgr completion and validation of package
 // mutate to Kubernetes admission: it decodes requests, looks up the
 // namespace's Ceph cluster in an informer cache, builds JSON patches and

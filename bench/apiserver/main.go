@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command apiserver measures what mgr Deployment writes cost through a real
 // kube-apiserver: create, update and delete of N Deployments (a) with no
 // admission, (b) with our mutating and validating webhooks, (c) with the

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command controller measures the bootstrap controller at scale: N mgr
 // Deployments across namespaces (pods made Ready by kwok, one real Ceph
 // cluster), the time until all are bootstrapped, ceph calls and API writes

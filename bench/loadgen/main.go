@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command loadgen sends AdmissionReview requests over TLS with keep-alive to
 // the real mgr-webhook binary and, in the same run, to a no-op
 // controller-runtime webhook (the floor), at several concurrencies, and

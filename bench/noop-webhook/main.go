@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command noop-webhook is the floor for the load benchmark: a
 // controller-runtime webhook server, configured like mgr-webhook (TLS 1.2+,
 // HTTP/1.1, certwatcher), whose handler admits everything unchanged.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package ceph runs the ceph CLI against a cluster the way Rook's operator
 // does (--connect-timeout --cluster --conf --keyring --format json), one call
 // per deadline, with the admin credentials passed to the child as in-memory

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command mgr-bootstrap runs the bootstrap controller for Ceph mgr
 // Deployments: keyring Secret, Services and mgr modules.
 package main
@@ -14,12 +17,14 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/version"
 )
 
 func main() {
@@ -59,8 +64,16 @@ func main() {
 	flag.IntVar(&maxConcurrent, "max-concurrent-reconciles", 8, "mgr Deployments reconciled at once")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
+	printVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	build := version.Get()
+	if *printVersion {
+		fmt.Println(build.String("mgr-bootstrap"))
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.Log.Info("mgr-bootstrap", "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
+	metrics.Registry.MustRegister(version.Collector("mgr-bootstrap"))
 
 	switch caps {
 	case "mgr-profile":

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command mgr-demo starts a local control plane with the webhook and shows a
 // minimal mgr Deployment completed, then keeps the cluster up for kubectl.
 package main

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command mgr-webhook serves the mutating and validating admission webhooks
 // for Ceph mgr Deployments.
 package main
@@ -18,11 +21,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/version"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
@@ -61,8 +66,16 @@ func main() {
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader among replicas; only the leader rotates certificates")
 	flag.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to keep serving after readiness fails, while the Service's endpoints and the API server's connections move away")
 	zapOpts.BindFlags(flag.CommandLine)
+	printVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	build := version.Get()
+	if *printVersion {
+		fmt.Println(build.String("mgr-webhook"))
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.Log.Info("mgr-webhook", "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
+	metrics.Registry.MustRegister(version.Collector("mgr-webhook"))
 
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "mgr-webhook:", err)

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command testsummary reads `go test -json` on stdin, passes the human output
 // (build errors included) through, and ends with a count of tests run, passed,
 // failed and skipped. It exits non-zero on any failure, on any skipped test (a

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cephtest runs a throwaway Ceph cluster for tests and the demo: one
 // mon and one mgr on 127.0.0.1, no OSDs, everything under a temp dir, the
 // daemons in the foreground as child processes stopped by PID.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package demo shows the whole job on a local cluster: a minimal mgr
 // Deployment applied with kubectl is stored complete, its pod becomes Ready,
 // the controller creates the keyring and Services and enables the modules in

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package localcluster runs the whole system on this machine, from real
 // binaries: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 // kwok (a fake node, so pods become Ready), one throwaway Ceph mon + mgr per

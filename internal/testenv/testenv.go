@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testenv starts the real control-plane components the project is
 // tested against (etcd and kube-apiserver through envtest, built by
 // hack/build-binaries.sh) and creates the objects that make a namespace a

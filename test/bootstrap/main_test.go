@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bootstrap_test tests the bootstrap controller against real parts:
 // etcd + kube-apiserver, kube-controller-manager, kube-scheduler and kwok (so
 // mgr pods really become Ready and owned objects are garbage-collected), and

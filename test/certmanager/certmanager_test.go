@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package certmanager tests the cert-manager overlay end to end: the
 // overlay's Issuers and Certificates and its webhook configurations (with
 // their inject-ca-from annotations) on a real kube-apiserver, cert-manager's

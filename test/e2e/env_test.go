@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e is the end-to-end suite: the whole story on any cluster. With
 // E2E_KUBECONFIG it runs against that cluster (kind: `make e2e-kind`), whose
 // Ceph namespaces are named by E2E_CEPH_NAMESPACES and reached by `kubectl

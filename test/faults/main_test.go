@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package faults kills and restarts what the system runs on, with everything
 // real (internal/localcluster: control plane, kwok, a Ceph mon with mgr
 // daemons a and b, mgr-webhook, and mgr-bootstrap as the shipped Deployment

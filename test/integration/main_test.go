@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package integration tests the admission webhooks through a real
 // kube-apiserver: the webhook configurations of manifests/base are installed,
 // the handlers serve them over TLS, and every request goes through the API

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package manifests checks the kustomize installation: every overlay builds,
 // applies with --dry-run=server to a real kube-apiserver (with cert-manager's
 // CRDs from its Go module for that overlay), and holds the properties that

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package outage tests what a webhook outage does to the cluster it guards,
 // on the shipped webhook configurations (failurePolicy Fail) and a real
 // kube-apiserver: the webhook stopped, then hanging past its timeoutSeconds.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rollout restarts the real mgr-webhook binary under load, two
 // replicas behind a stand-in Service: the API server's admissions must all
 // succeed while replicas receive SIGTERM and are replaced one at a time.

@@ -1,3 +1,6 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package selfsigned runs the real mgr-webhook binary in self-signed mode
 // against a real kube-apiserver: it creates its certificates, injects its CA
 // into the webhook configurations, and rotates both while admissions run.
