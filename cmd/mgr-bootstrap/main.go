@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -72,6 +73,8 @@ func main() {
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	// client-go and leader election log through klog: the same JSON lines.
+	klog.SetLogger(ctrl.Log.WithName("klog"))
 	ctrl.Log.Info("mgr-bootstrap", "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
 	metrics.Registry.MustRegister(version.Collector("mgr-bootstrap"))
 

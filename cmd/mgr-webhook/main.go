@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -74,6 +75,8 @@ func main() {
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	// client-go and leader election log through klog: the same JSON lines.
+	klog.SetLogger(ctrl.Log.WithName("klog"))
 	ctrl.Log.Info("mgr-webhook", "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
 	metrics.Registry.MustRegister(version.Collector("mgr-webhook"))
 
