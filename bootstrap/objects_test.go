@@ -172,9 +172,10 @@ func TestPlanRoles(t *testing.T) {
 		"pods being deleted and pods without an id are left": {"a", []corev1.Pod{deleting, pod("x", "", "")}, nil},
 		"an active mgr without a pod here: every pod standby": {"c", []corev1.Pod{pod("a-1", "a", "active")},
 			[]roleChange{{"a-1", "a", "standby"}}},
+		"a pod of a mgr the controller does not manage (Rook's) is left": {"a", []corev1.Pod{pod("a-1", "a", "active"), pod("r-1", "r", "")}, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := planRoles(tc.active, tc.pods); !reflect.DeepEqual(got, tc.want) {
+			if got := planRoles(tc.active, []string{"a", "b", "c"}, tc.pods); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("planRoles(%q) = %v, want %v", tc.active, got, tc.want)
 			}
 		})

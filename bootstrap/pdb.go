@@ -39,13 +39,11 @@ func desiredPDB(namespace string) *policyv1.PodDisruptionBudget {
 func wantPDB(mgrs int) bool { return mgrs >= 2 }
 
 // ensurePDB keeps the cluster's PodDisruptionBudget while the namespace runs
-// two or more managed mgrs, and removes it (ours only) below that. Like the
-// Services, every mgr owns it.
-func (r *Reconciler) ensurePDB(ctx context.Context, d *appsv1.Deployment) error {
-	ds := &appsv1.DeploymentList{}
-	if err := r.Client.List(ctx, ds, client.InNamespace(d.Namespace), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
-		return err
-	}
+// two or more managed mgrs (ds are the namespace's mgr Deployments), and
+// removes it below that. Like the Services, every mgr owns it; one that
+// another object controls (Rook's operator makes one of this name) or that
+// no mgr owns is neither changed nor deleted.
+func (r *Reconciler) ensurePDB(ctx context.Context, d *appsv1.Deployment, ds []appsv1.Deployment) error {
 	want := desiredPDB(d.Namespace)
 	have := &policyv1.PodDisruptionBudget{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
@@ -53,8 +51,11 @@ func (r *Reconciler) ensurePDB(ctx context.Context, d *appsv1.Deployment) error 
 		return err
 	}
 	exists := err == nil
+	if exists && (metav1.GetControllerOf(have) != nil || !ownedByAMgr(have, ds)) {
+		return nil // not ours
+	}
 	switch {
-	case !wantPDB(len(clusterMgrs(ds.Items)[d.Namespace])):
+	case !wantPDB(len(clusterMgrs(ds)[d.Namespace])):
 		if !exists {
 			return nil
 		}
@@ -90,4 +91,14 @@ func pdbDrifted(have, want *policyv1.PodDisruptionBudget) bool {
 	return have.Spec.MinAvailable != nil || have.Spec.MaxUnavailable == nil || *have.Spec.MaxUnavailable != *want.Spec.MaxUnavailable ||
 		have.Spec.Selector == nil || len(have.Spec.Selector.MatchExpressions) > 0 ||
 		!maps.Equal(have.Spec.Selector.MatchLabels, want.Spec.Selector.MatchLabels)
+}
+
+// ownedByAMgr reports whether one of the mgr Deployments ds owns o.
+func ownedByAMgr(o metav1.Object, ds []appsv1.Deployment) bool {
+	for i := range ds {
+		if isOwner(o, &ds[i]) {
+			return true
+		}
+	}
+	return false
 }

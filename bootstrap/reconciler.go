@@ -135,17 +135,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 // it sets next (phase, modules, dashboard) and leaves writing it to record.
 func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *Status) (ctrl.Result, error) {
 	d, id := b.d, b.id
+	// The namespace's mgrs: how many (the PDB) and what modules they ask for.
+	ds := &appsv1.DeploymentList{}
+	if err := r.Client.List(ctx, ds, client.InNamespace(d.Namespace), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.ensureServices(ctx, d, id); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.ensurePDB(ctx, d); err != nil {
+	if err := r.ensurePDB(ctx, d, ds.Items); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := b.ensureKeyring(ctx); err != nil {
-		return ctrl.Result{}, err
-	}
-	ds := &appsv1.DeploymentList{}
-	if err := r.Client.List(ctx, ds, client.InNamespace(d.Namespace), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
 		return ctrl.Result{}, err
 	}
 	want, conflict := clusterModules(ds.Items, d.Namespace, r.Modules)

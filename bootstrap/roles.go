@@ -22,19 +22,21 @@ type roleChange struct {
 	Pod, ID, Role string
 }
 
-// planRoles decides the mgr_role label of every live mgr pod from the active
-// mgr's id: active for its pods, standby for the others. Labels are compared
-// with what the pods carry, so a stale or hand-set label is corrected, and a
-// correct one costs nothing. No active mgr known ("") changes nothing: a
-// Service then keeps its endpoints rather than losing them on a failed read.
-func planRoles(active string, pods []corev1.Pod) []roleChange {
+// planRoles decides the mgr_role label of the live pods of the managed mgrs
+// ids from the active mgr's id: active for its pods, standby for the others.
+// Pods of other mgrs (Rook's own, opted out) are not ours to label. Labels
+// are compared with what the pods carry, so a stale or hand-set label is
+// corrected, and a correct one costs nothing. No active mgr known ("")
+// changes nothing: a Service then keeps its endpoints rather than losing
+// them on a failed read.
+func planRoles(active string, ids []string, pods []corev1.Pod) []roleChange {
 	if active == "" {
 		return nil
 	}
 	var changes []roleChange
 	for _, p := range pods {
 		id := p.Labels[contract.LabelMgrID]
-		if id == "" || p.DeletionTimestamp != nil {
+		if !slices.Contains(ids, id) || p.DeletionTimestamp != nil {
 			continue
 		}
 		want := contract.RoleStandby
@@ -121,8 +123,12 @@ func (w *RoleWatcher) pass(ctx context.Context) {
 			log.Error(err, "listing mgr pods", "namespace", ns)
 			continue
 		}
-		for _, c := range planRoles(active, pods.Items) {
-			if err := w.label(ctx, ns, c, ds.Items); err != nil {
+		byName := map[string]*corev1.Pod{}
+		for i := range pods.Items {
+			byName[pods.Items[i].Name] = &pods.Items[i]
+		}
+		for _, c := range planRoles(active, ids, pods.Items) {
+			if err := w.label(ctx, byName[c.Pod], c, ds.Items); err != nil {
 				log.Error(err, "labelling mgr pod", "namespace", ns, "pod", c.Pod)
 			}
 		}
@@ -145,11 +151,9 @@ func (w *RoleWatcher) active(ctx context.Context, ns string, ids []string) (stri
 	return st.ActiveName, nil
 }
 
-func (w *RoleWatcher) label(ctx context.Context, ns string, c roleChange, ds []appsv1.Deployment) error {
-	p := &corev1.Pod{}
-	if err := w.r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.Pod}, p); err != nil {
-		return client.IgnoreNotFound(err)
-	}
+// label patches one pod (from the cache's list) to its role.
+func (w *RoleWatcher) label(ctx context.Context, p *corev1.Pod, c roleChange, ds []appsv1.Deployment) error {
+	ns := p.Namespace
 	patch := client.MergeFrom(p.DeepCopy())
 	if p.Labels == nil {
 		p.Labels = map[string]string{}

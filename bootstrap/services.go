@@ -23,7 +23,8 @@ import (
 // deletes them with the last mgr, not with whichever created them. Fields the
 // controller does not set (user labels, annotations, a clusterIP) are kept; a
 // Service edited or deleted is repaired (the Service watch brings us back).
-// The per-mgr Services of earlier versions, controlled by d, are removed.
+// The per-mgr Services of earlier versions, controlled by d, are removed. A
+// Service of these names that another object controls is not touched.
 func (r *Reconciler) ensureServices(ctx context.Context, d *appsv1.Deployment, id string) error {
 	created := 0
 	for _, want := range desiredServices(d.Namespace) {
@@ -45,6 +46,12 @@ func (r *Reconciler) ensureServices(ctx context.Context, d *appsv1.Deployment, i
 			created++
 		case err != nil:
 			return err
+		case metav1.GetControllerOf(have) != nil:
+			// Controlled by another object (Rook's operator makes Services of
+			// these names): neither adopted nor changed, and no reason to
+			// hold the mgr's bootstrap back.
+			r.Recorder.Eventf(d, have, corev1.EventTypeWarning, ReasonNotOwned, "Adopt", "%v", notOwned(d, "Service", have))
+			continue
 		default:
 			// A strategic merge adds our owner reference by uid: the namespace's mgrs
 			// add theirs at once without conflicts (and without a lost update).

@@ -323,8 +323,8 @@ func create(t *testing.T, k8s client.Client, o client.Object) {
 	}
 }
 
-// bundles are the caBundles of the mutating, then the validating configuration's webhooks.
-func bundles(t *testing.T, k8s client.Client) [][]byte {
+// configs are the two webhook configurations named mgr-webhook.
+func configs(t *testing.T, k8s client.Client) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
 	t.Helper()
 	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
@@ -334,6 +334,13 @@ func bundles(t *testing.T, k8s client.Client) [][]byte {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Name: "mgr-webhook"}, v); err != nil {
 		t.Fatal(err)
 	}
+	return m, v
+}
+
+// bundles are the caBundles of the mutating, then the validating configuration's webhooks.
+func bundles(t *testing.T, k8s client.Client) [][]byte {
+	t.Helper()
+	m, v := configs(t, k8s)
 	var out [][]byte
 	for _, w := range m.Webhooks {
 		out = append(out, w.ClientConfig.CABundle)
@@ -347,14 +354,7 @@ func bundles(t *testing.T, k8s client.Client) [][]byte {
 // annotationsOf lists "mutating=<inject-ca-from>" and "validating=<...>".
 func annotationsOf(t *testing.T, k8s client.Client) []byte {
 	t.Helper()
-	m := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Name: "mgr-webhook"}, m); err != nil {
-		t.Fatal(err)
-	}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Name: "mgr-webhook"}, v); err != nil {
-		t.Fatal(err)
-	}
+	m, v := configs(t, k8s)
 	return fmt.Appendf(nil, "mutating=%s validating=%s", m.Annotations[cmapi.WantInjectAnnotation], v.Annotations[cmapi.WantInjectAnnotation])
 }
 

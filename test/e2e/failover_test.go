@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
 // roles are the mgr_role labels of the namespace's mgr pods, by mgr id.
@@ -94,7 +93,7 @@ func waitActive(t *testing.T, ns, id string, timeout time.Duration) (time.Durati
 func failover(t *testing.T, ns string) {
 	ctx := context.Background()
 	waitActive(t, ns, "a", 30*time.Second)
-	start, calls0 := time.Now(), mgrStatCalls(t)
+	start, calls0 := time.Now(), cephCalls(t, "mgr stat")
 
 	for _, step := range []struct{ fail, active string }{{"a", "b"}, {"b", "a"}} {
 		if _, err := env.Ceph(ctx, ns, "mgr", "fail", step.fail); err != nil {
@@ -135,26 +134,11 @@ func failover(t *testing.T, ns string) {
 	t.Logf("a hand-set mgr_role=active on standby b corrected in %s", took.Round(100*time.Millisecond))
 	if calls0 >= 0 {
 		elapsed := time.Since(start)
-		calls := mgrStatCalls(t) - calls0
+		calls := cephCalls(t, "mgr stat") - calls0
 		t.Logf("the role watcher: %.0f `ceph mgr stat` calls in %s, %.1f per minute (one cluster with two mgrs)", calls, elapsed.Round(100*time.Millisecond), calls/elapsed.Minutes())
 		// One per --mgr-role-interval (5 s), whatever happened meanwhile.
 		if max := elapsed.Seconds()/5 + 2; calls > max {
 			t.Errorf("%.0f mgr stat calls in %s; want at most %.0f (one per 5 s)", calls, elapsed, max)
 		}
 	}
-}
-
-// mgrStatCalls is the controller's count of `ceph mgr stat` calls, or -1
-// where its metrics cannot be read (another cluster).
-func mgrStatCalls(t *testing.T) float64 {
-	t.Helper()
-	url, ok := env.MetricsURLs["mgr-bootstrap"]
-	if !ok {
-		return -1
-	}
-	v, err := testenv.ScrapeSum(url, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "mgr stat"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }

@@ -54,15 +54,16 @@ func enabled(t *testing.T, ns string) []string {
 	return ls.Enabled
 }
 
-// moduleCalls counts the controller's `ceph mgr module <verb>` calls, or -1
-// where its metrics cannot be read.
-func moduleCalls(t *testing.T, verb string) float64 {
+// cephCalls counts the controller's ceph calls of command (e.g. "mgr
+// stat", "mgr module disable"), or -1 where its metrics cannot be read
+// (another cluster).
+func cephCalls(t *testing.T, command string) float64 {
 	t.Helper()
 	url, ok := env.MetricsURLs["mgr-bootstrap"]
 	if !ok {
 		return -1
 	}
-	v, err := testenv.ScrapeSum(url, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "mgr module " + verb})
+	v, err := testenv.ScrapeSum(url, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": command})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func bothSettled(t *testing.T, ns string, phase bootstrap.Phase, timeout time.Du
 // over; with the annotations gone the defaults come back. Runs with a and b
 // Ready in ns, and leaves them Ready on the defaults.
 func clusterModules(t *testing.T, ns string) {
-	disables, enables := moduleCalls(t, "disable"), moduleCalls(t, "enable")
+	disables, enables := cephCalls(t, "mgr module disable"), cephCalls(t, "mgr module enable")
 	annotate(t, ns, "a", "orchestrator_cli,rook,prometheus")
 	bothSettled(t, ns, bootstrap.PhaseReady, 2*time.Minute)
 	time.Sleep(6 * time.Second) // a resync or role pass meanwhile must not disable again
@@ -104,13 +105,13 @@ func clusterModules(t *testing.T, ns string) {
 		t.Errorf("enabled modules after removing dashboard from the cluster's set: %v", on)
 	}
 	if disables >= 0 {
-		if n := moduleCalls(t, "disable") - disables; n != 1 {
+		if n := cephCalls(t, "mgr module disable") - disables; n != 1 {
 			t.Errorf("%.0f `mgr module disable` calls for one module removed from a cluster of two mgrs; want exactly 1", n)
 		}
 	}
 
 	// A conflicting annotation: reported on both mgrs, nothing changed.
-	before, beforeEnables := moduleCalls(t, "disable"), moduleCalls(t, "enable")
+	before, beforeEnables := cephCalls(t, "mgr module disable"), cephCalls(t, "mgr module enable")
 	annotate(t, ns, "b", "prometheus")
 	bothSettled(t, ns, bootstrap.PhaseError, time.Minute)
 	for _, id := range []string{"a", "b"} {
@@ -126,7 +127,7 @@ func clusterModules(t *testing.T, ns string) {
 			t.Errorf("no Warning %s Event on mgr %s", bootstrap.ReasonModulesConflict, id)
 		}
 	}
-	if before >= 0 && (moduleCalls(t, "disable") != before || moduleCalls(t, "enable") != beforeEnables) {
+	if before >= 0 && (cephCalls(t, "mgr module disable") != before || cephCalls(t, "mgr module enable") != beforeEnables) {
 		t.Error("modules were turned on or off while the annotations conflicted")
 	}
 
@@ -138,7 +139,7 @@ func clusterModules(t *testing.T, ns string) {
 		t.Errorf("dashboard not enabled again with the defaults: %v", on)
 	}
 	if enables >= 0 {
-		if n := moduleCalls(t, "enable") - enables; n != 1 {
+		if n := cephCalls(t, "mgr module enable") - enables; n != 1 {
 			t.Errorf("%.0f `mgr module enable` calls over the whole change; want exactly 1 (dashboard, back)", n)
 		}
 	}
