@@ -49,7 +49,13 @@ func build(t *testing.T, overlay string) (string, objects) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := testenv.Kustomize(filepath.Join(root, "manifests", overlay))
+	return buildDir(t, filepath.Join(root, "manifests", overlay))
+}
+
+// buildDir builds any kustomization directory.
+func buildDir(t *testing.T, dir string) (string, objects) {
+	t.Helper()
+	path, err := testenv.Kustomize(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,180 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package manifests
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/certs"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+// remoteRef is how the README refers to this repository's kustomizations.
+var remoteRef = regexp.MustCompile(`https://github\.com/rook-mgr/mgr-webhook//([^?\s]+)\?ref=\S+`)
+
+// TestOverlayInAnotherNamespace runs the README's kustomization, which installs
+// into another namespace by its `namespace:` line, in both certificate modes:
+// every reference to the namespace follows (nothing says mgr-webhook-system),
+// the build server-dry-runs, and the RoleBindings bind the ServiceAccounts of
+// the new namespace.
+func TestOverlayInAnotherNamespace(t *testing.T) {
+	block, err := testenv.READMEBlock("kustomize-overlay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Namespace string `json:"namespace"`
+	}
+	if err := yaml.Unmarshal([]byte(block), &k); err != nil || k.Namespace == "" || k.Namespace == "mgr-webhook-system" {
+		t.Fatalf("the README's overlay sets namespace %q (%v), want another namespace", k.Namespace, err)
+	}
+	ns := k.Namespace
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := testenv.CertManagerCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Stop()
+	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", ns).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, mode := range []string{"cert-manager", "self-signed"} {
+		t.Run(mode, func(t *testing.T) {
+			// kustomize takes relative paths only: the overlay lives in the
+			// checkout and points at it instead of GitHub.
+			dir, err := os.MkdirTemp(root, ".overlay-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			overlay := strings.ReplaceAll(block, "overlays/cert-manager", "overlays/"+mode)
+			overlay = remoteRef.ReplaceAllString(overlay, "../$1")
+			if overlay == block {
+				t.Fatal("the README's overlay names no https://github.com/rook-mgr/mgr-webhook//...?ref= kustomization")
+			}
+			if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			path, objs := buildDir(t, dir)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(string(data), "\n") {
+				if strings.Contains(line, "mgr-webhook-system") {
+					t.Errorf("line %d still names the default namespace: %s", i+1, strings.TrimSpace(line))
+				}
+			}
+			checkNamespaceReferences(t, objs, ns, mode)
+
+			out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "--dry-run=server", "-f", path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
+			}
+			if n := strings.Count(string(out), "(server dry run)"); n != len(objs) {
+				t.Errorf("%d of %d objects applied:\n%s", n, len(objs), out)
+			}
+			if _, err := testenv.ApplyRBAC(context.Background(), api.Client, dir); err != nil {
+				t.Fatal(err)
+			}
+			for _, sa := range []string{"mgr-webhook", "mgr-bootstrap"} {
+				as := testenv.ServiceAccountUser(ns, sa)
+				// The webhook elects a leader only to rotate certificates.
+				if sa == "mgr-bootstrap" || mode == "self-signed" {
+					out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "auth", "can-i", "-n", ns, "--as", as, "create", "leases.coordination.k8s.io").CombinedOutput()
+					if err != nil || strings.TrimSpace(string(out)) != "yes" {
+						t.Errorf("%s may not take its leader lease in %s: %s", as, ns, out)
+					}
+				}
+				out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "auth", "can-i", "-n", "rook-ceph", "--as", as, "list", "deployments.apps").CombinedOutput()
+				if err != nil || strings.TrimSpace(string(out)) != "yes" {
+					t.Errorf("%s may not list the mgr Deployments: %s", as, out)
+				}
+			}
+		})
+	}
+}
+
+// checkNamespaceReferences: every field that names the install namespace
+// names ns.
+func checkNamespaceReferences(t *testing.T, objs objects, ns, mode string) {
+	t.Helper()
+	clusterScoped := []string{"Namespace", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+	for key, doc := range objs {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		switch kind := u.GetKind(); {
+		case kind == "Namespace":
+			if u.GetName() != ns {
+				t.Errorf("%s: want Namespace %s", key, ns)
+			}
+		case !slices.Contains(clusterScoped, kind) && u.GetNamespace() != ns:
+			t.Errorf("%s in namespace %q, want %s", key, u.GetNamespace(), ns)
+		}
+		subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+		for _, s := range subjects {
+			s := s.(map[string]any)
+			if s["kind"] == "ServiceAccount" && s["namespace"] != ns {
+				t.Errorf("%s: subject %v", key, s)
+			}
+		}
+		hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
+		for _, h := range hooks {
+			h := h.(map[string]any)
+			if got, _, _ := unstructured.NestedString(h, "clientConfig", "service", "namespace"); got != ns {
+				t.Errorf("%s %s: clientConfig.service.namespace %q", key, h["name"], got)
+			}
+			exprs, _, _ := unstructured.NestedSlice(h, "namespaceSelector", "matchExpressions")
+			excluded := false
+			for _, e := range exprs {
+				e := e.(map[string]any)
+				values, _, _ := unstructured.NestedStringSlice(e, "values")
+				excluded = excluded || e["operator"] == "NotIn" && slices.Contains(values, ns) && slices.Contains(values, "kube-system")
+			}
+			if !excluded {
+				t.Errorf("%s %s: namespaceSelector %v does not exclude %s and kube-system", key, h["name"], exprs, ns)
+			}
+		}
+		if mode != "cert-manager" {
+			continue
+		}
+		if strings.HasSuffix(u.GetKind(), "WebhookConfiguration") {
+			if got := u.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != ns+"/mgr-webhook-serving" {
+				t.Errorf("%s: inject-ca-from %q", key, got)
+			}
+		}
+		if key == "Certificate/mgr-webhook-serving" {
+			got, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "dnsNames")
+			if want := certs.ServiceHosts("mgr-webhook", ns).DNSNames; !slices.Equal(got, want) {
+				t.Errorf("Certificate dnsNames %v, want the Service's %v", got, want)
+			}
+		}
+	}
+	if _, ok := objs["Certificate/mgr-webhook-serving"]; ok != (mode == "cert-manager") {
+		t.Errorf("%s: serving Certificate present: %v", mode, ok)
+	}
+}
