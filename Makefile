@@ -17,7 +17,7 @@ LDFLAGS  := -X github.com/rook-mgr/mgr-webhook/version.Version=$(VERSION) -X git
 IMG_WEBHOOK   ?= ghcr.io/rook-mgr/mgr-webhook:$(VERSION)
 IMG_BOOTSTRAP ?= ghcr.io/rook-mgr/mgr-bootstrap:$(VERSION)
 
-.PHONY: all build test unit fuzz mutation chaos e2e e2e-kind bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build clean help
+.PHONY: all build test unit fuzz mutation chaos e2e e2e-kind bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build release clean help
 
 all: build
 
@@ -79,6 +79,9 @@ verify-manifests: ## fail when the generated manifests drift from the markers
 
 verify: lint verify-manifests ## everything checked before the tests
 
+release: ## render dist/install-self-signed.yaml and dist/install-cert-manager.yaml with the images of VERSION
+	VERSION=$(VERSION) ./hack/release.sh
+
 docker-build: ## build both images (needs a Docker engine; none runs on the dev machines)
 	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target webhook -t $(IMG_WEBHOOK) .
 	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target bootstrap -t $(IMG_BOOTSTRAP) .
@@ -95,4 +98,4 @@ lint: vet ## gofmt check, go vet, and the license header on every Go file
 	if [ -n "$$out" ]; then echo "license header missing (// Copyright 2026 The mgr-webhook Authors. / // SPDX-License-Identifier: Apache-2.0):"; echo "$$out"; exit 1; fi
 
 clean:
-	rm -rf $(BIN) tmp
+	rm -rf $(BIN) tmp dist

@@ -60,6 +60,12 @@ func buildDir(t *testing.T, dir string) (string, objects) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(path) })
+	return buildFile(t, path)
+}
+
+// buildFile reads rendered manifests.
+func buildFile(t *testing.T, path string) (string, objects) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,165 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package manifests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/distribution/reference"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+var (
+	releaseURL     = regexp.MustCompile(`^https://github\.com/rook-mgr/mgr-webhook/releases/download/([^/]+)/(install-[a-z-]+\.yaml)$`)
+	certManagerURL = regexp.MustCompile(`^https://github\.com/cert-manager/cert-manager/releases/download/([^/]+)/cert-manager\.yaml$`)
+)
+
+// release runs `make release`'s script for version into a temporary dist.
+func release(t *testing.T, version string) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := testenv.AssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist := t.TempDir()
+	cmd := exec.Command(filepath.Join(root, "hack", "release.sh"))
+	cmd.Env = append(os.Environ(), "VERSION="+version, "DIST="+dist, "KUBECTL="+filepath.Join(assets, "kubectl"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/release.sh: %v\n%s", err, out)
+	}
+	return dist
+}
+
+// TestReleaseManifestsCarryTheirVersion: every image of both release files is
+// ours, tagged with the version released, and every object says the version.
+func TestReleaseManifestsCarryTheirVersion(t *testing.T) {
+	const version = "v0.7.3-rc.1" // not the kustomize base's tag
+	dist := release(t, version)
+	for _, mode := range []string{"self-signed", "cert-manager"} {
+		t.Run(mode, func(t *testing.T) {
+			_, objs := buildFile(t, filepath.Join(dist, "install-"+mode+".yaml"))
+			images := 0
+			for key, doc := range objs {
+				u := &unstructured.Unstructured{}
+				if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+					t.Fatal(err)
+				}
+				if got := u.GetLabels()["app.kubernetes.io/version"]; got != version {
+					t.Errorf("%s: app.kubernetes.io/version %q", key, got)
+				}
+				if u.GetKind() != "Deployment" {
+					continue
+				}
+				d := &appsv1.Deployment{}
+				objs.get(t, key, d)
+				for _, c := range append(d.Spec.Template.Spec.InitContainers, d.Spec.Template.Spec.Containers...) {
+					ref, err := reference.ParseNormalizedNamed(c.Image)
+					tagged, ok := ref.(reference.NamedTagged)
+					if err != nil || !ok || tagged.Tag() != version || !strings.HasPrefix(ref.Name(), "ghcr.io/rook-mgr/") {
+						t.Errorf("%s container %s: image %q, want ghcr.io/rook-mgr/...:%s", key, c.Name, c.Image, version)
+					}
+					images++
+				}
+			}
+			if images != 2 {
+				t.Errorf("%d images, want the webhook's and the controller's", images)
+			}
+		})
+	}
+}
+
+// TestREADMEInstallsApply runs the README's install commands (the release
+// YAML of each mode, rendered by make release for the README's version, and
+// kustomize from the checkout) with --dry-run=server against a real API
+// server. cert-manager's own release line is checked to name the version in
+// go.mod, whose CRDs the test installs in its place.
+func TestREADMEInstallsApply(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := testenv.CertManagerCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmVersion := filepath.Base(filepath.Dir(filepath.Dir(crds))) // .../cert-manager@v1.21.2/deploy/crds
+	_, cmVersion, _ = strings.Cut(cmVersion, "@")
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Stop()
+	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", "mgr-webhook-system").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	dists := map[string]string{} // version -> rendered release, for the whole test
+	top := t
+	for _, name := range []string{"release-self-signed", "release-cert-manager", "kustomize"} {
+		t.Run(name, func(t *testing.T) {
+			block, err := testenv.READMEBlock(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := 0
+			for _, line := range strings.Split(block, "\n") {
+				line, _, _ = strings.Cut(line, "#")
+				args := strings.Fields(line)
+				if len(args) == 0 {
+					continue
+				}
+				if args[0] != "kubectl" || args[1] != "apply" {
+					t.Fatalf("README %s: %q is not a kubectl apply", name, line)
+				}
+				for i, a := range args {
+					if m := certManagerURL.FindStringSubmatch(a); m != nil {
+						if m[1] != cmVersion {
+							t.Errorf("README installs cert-manager %s, the tests use %s (go.mod)", m[1], cmVersion)
+						}
+						args = nil // its CRDs are installed above
+						break
+					}
+					if m := releaseURL.FindStringSubmatch(a); m != nil {
+						if dists[m[1]] == "" {
+							dists[m[1]] = release(top, m[1])
+						}
+						args[i] = filepath.Join(dists[m[1]], m[2])
+					}
+				}
+				if args == nil {
+					continue
+				}
+				cmd := exec.Command(api.Kubectl, append(append(args[1:], "--dry-run=server"), "--kubeconfig", api.Kubeconfig)...)
+				cmd.Dir = root
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", line, err, out)
+				}
+				if n := strings.Count(string(out), "(server dry run)"); n < 20 {
+					t.Errorf("%s: %d objects applied:\n%s", line, n, out)
+				}
+				ran++
+			}
+			if ran == 0 {
+				t.Errorf("README %s installs nothing", name)
+			}
+		})
+	}
+}
