@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -121,9 +122,11 @@ func (c *completer) complete() field.ErrorList {
 		c.mark(SectionSelector, true)
 	}
 	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
+		if chosenStrategy(d.Spec.Strategy) {
+			c.warn("spec.strategy: %s replaced by Recreate: two pods of mgr %q must never run at once", describeStrategy(d.Spec.Strategy), c.id)
+		}
 		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 		c.mark(SectionStrategy, true)
-		c.warn("spec.strategy set to Recreate: two pods of mgr %q must never run at once", c.id)
 	}
 	c.mark(SectionTemplateMetadata, setMissing(&d.Spec.Template.Labels, labels))
 
@@ -131,7 +134,6 @@ func (c *completer) complete() field.ErrorList {
 	if spec.ServiceAccountName == "" && c.p.ServiceAccountName != "" {
 		spec.ServiceAccountName = c.p.ServiceAccountName
 		c.mark(SectionServiceAccount, true)
-		c.warn("spec.template.spec.serviceAccountName set to %q: that ServiceAccount must exist in namespace %q", c.p.ServiceAccountName, c.info.Namespace)
 	}
 
 	mgr, errs := c.mgrContainer()
@@ -183,7 +185,6 @@ func (c *completer) completeMgr(m *corev1.Container) {
 	if m.Image == "" {
 		m.Image = c.p.DefaultImage
 		changed = true
-		c.warn("spec.template.spec.containers[mgr].image set to the policy's default %q", m.Image)
 	}
 	if len(m.Command) == 0 {
 		m.Command = []string{"ceph-mgr"}
@@ -334,4 +335,34 @@ func (c *completer) volumes() []corev1.Volume {
 		v = append(v, corev1.Volume{Name: AdminKeyringVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: contract.AdminKeyringSecretName}}})
 	}
 	return v
+}
+
+// chosenStrategy tells a strategy the user wrote from the one the API server
+// fills in when the manifest says none (RollingUpdate, 25% / 25%): replacing
+// the default is expected and goes without a warning.
+func chosenStrategy(s appsv1.DeploymentStrategy) bool {
+	if s.Type == "" {
+		return false
+	}
+	if s.Type != appsv1.RollingUpdateDeploymentStrategyType || s.RollingUpdate == nil {
+		return true
+	}
+	quarter := intstr.FromString("25%")
+	ru := s.RollingUpdate
+	return ru.MaxSurge == nil || ru.MaxUnavailable == nil || *ru.MaxSurge != quarter || *ru.MaxUnavailable != quarter
+}
+
+func describeStrategy(s appsv1.DeploymentStrategy) string {
+	if s.Type != appsv1.RollingUpdateDeploymentStrategyType || s.RollingUpdate == nil {
+		return string(s.Type)
+	}
+	ru := s.RollingUpdate
+	return fmt.Sprintf("RollingUpdate (maxSurge %s, maxUnavailable %s)", intOrUnset(ru.MaxSurge), intOrUnset(ru.MaxUnavailable))
+}
+
+func intOrUnset(v *intstr.IntOrString) string {
+	if v == nil {
+		return "unset"
+	}
+	return v.String()
 }

@@ -89,8 +89,9 @@ func (c *completer) injectSidecars() {
 		if i := containerIndex(spec.Containers, name); i >= 0 {
 			spec.Containers = slices.Delete(spec.Containers, i, i+1)
 			c.mark(SectionContainers, true)
-			if _, still := desired[name]; !still {
-				c.warn("sidecar %q removed: no longer requested or no longer in the policy", name)
+			// Removed because the policy dropped it, not because the user did.
+			if _, offered := desired[name]; !offered && slices.Contains(requested, name) {
+				c.warn("sidecar %q removed: still requested, but the policy no longer offers it", name)
 			}
 		}
 	}
@@ -112,7 +113,6 @@ func (c *completer) injectSidecars() {
 		spec.Containers = append(spec.Containers, sc)
 		next[name] = hash
 		c.mark(SectionContainers, true)
-		c.warn("sidecar %q injected from the policy", name)
 	}
 	if s := next.String(); s != anns[contract.AnnotationSidecarStatus] {
 		if s == "" {

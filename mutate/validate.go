@@ -38,6 +38,14 @@ func validateIdentity(d *appsv1.Deployment) field.ErrorList {
 
 // Validate enforces the policy on a completed mgr Deployment.
 func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList {
+	return validate(d, info, p, true)
+}
+
+// validate judges d; oneErrorPerMistake leaves out the init containers'
+// images that repeat the mgr's (whose own check already speaks for them).
+// The ratchet compares against every violation of the old object, so it is
+// computed without.
+func validate(d *appsv1.Deployment, info ClusterInfo, p *Policy, oneErrorPerMistake bool) field.ErrorList {
 	errs := validateIdentity(d)
 	if len(errs) > 0 {
 		return errs
@@ -94,7 +102,11 @@ func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList
 			continue
 		}
 		fp := podSpecPath.Child("initContainers").Index(i)
-		errs = append(errs, validateImage(fp.Child("image"), ic.Image, p)...)
+		// Complete gives these the mgr's image: one refused image is one
+		// error, on the mgr container, not one per container derived from it.
+		if !oneErrorPerMistake || mgrIdx < 0 || ic.Image != spec.Containers[mgrIdx].Image {
+			errs = append(errs, validateImage(fp.Child("image"), ic.Image, p)...)
+		}
 		errs = append(errs, validateFlag(fp.Child("args"), ic.Args, "--fsid", info.FSID, fmt.Sprintf("the fsid of the Ceph cluster in namespace %q", info.Namespace))...)
 	}
 	if !p.AllowPrivileged {
@@ -127,7 +139,7 @@ func Validate(d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList
 func ValidateUpdate(old, d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList {
 	errs := Validate(d, info, p)
 	if len(errs) > 0 {
-		errs = ratchet(errs, Validate(old, info, p))
+		errs = ratchet(errs, validate(old, info, p, false))
 	}
 	if oldID, newID := MgrID(old), MgrID(d); oldID != "" && oldID != newID {
 		errs = append(errs, field.Forbidden(labelsPath.Key(contract.LabelMgrID),

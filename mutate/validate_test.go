@@ -4,6 +4,7 @@
 package mutate
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -250,6 +251,68 @@ func TestCompleteRefusesWhatItCannotComplete(t *testing.T) {
 			_, errs := Complete(d, testClusters["rook-ceph"], DefaultPolicy())
 			if len(errs) != 1 || errs[0].Field != tc.wantField {
 				t.Errorf("got %v, want one error on %s", errs.ToAggregate(), tc.wantField)
+			}
+		})
+	}
+}
+
+// TestOneErrorPerMistake: an image written once, on the mgr container, is
+// refused once, although Complete copies it into both init containers; an
+// init container's own, different image is still judged.
+func TestOneErrorPerMistake(t *testing.T) {
+	cases := map[string]struct {
+		mgrImage, initImage string // initImage "": what Complete derives
+		want                []string
+	}{
+		"image refused on the mgr only": {"busybox:latest", "", []string{"spec.template.spec.containers[0].image"}},
+		"init image of its own":         {"quay.io/ceph/ceph:v16.2.15", "busybox:1.36", []string{"spec.template.spec.initContainers[1].image"}},
+		"both wrong, differently":       {"busybox:latest", "quay.io/ceph/ceph:v12.2.13", []string{"spec.template.spec.containers[0].image", "spec.template.spec.initContainers[1].image"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := loadDeployment(t, "../manifests/examples/minimal-mgr.yaml")
+			mgrContainer(in).Image = tc.mgrImage
+			res, errs := Complete(in, testClusters["rook-ceph"], DefaultPolicy())
+			if len(errs) > 0 {
+				t.Fatal(errs.ToAggregate())
+			}
+			d := res.Deployment
+			if tc.initImage != "" {
+				d.Spec.Template.Spec.InitContainers[1].Image = tc.initImage
+			}
+			var got []string
+			for _, e := range Validate(d, testClusters["rook-ceph"], DefaultPolicy()) {
+				got = append(got, e.Field)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("errors on %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestWarningsOnlyOnSurprises: completing what users write (a minimal mgr,
+// as typed or as the API server defaulted it) warns about nothing, so
+// kubectl --warnings-as-errors passes; a value of the user's that Complete
+// replaces is a warning.
+func TestWarningsOnlyOnSurprises(t *testing.T) {
+	cases := map[string]struct {
+		file string
+		want int
+	}{
+		"minimal":                      {"../manifests/examples/minimal-mgr.yaml", 0},
+		"API-defaulted strategy":       {"testdata/api-defaulted.yaml", 0},
+		"no container (default image)": {"testdata/no-container.yaml", 0},
+		"a strategy of the user's":     {"testdata/user-strategy.yaml", 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, errs := Complete(loadDeployment(t, tc.file), testClusters["rook-ceph"], DefaultPolicy())
+			if len(errs) > 0 {
+				t.Fatal(errs.ToAggregate())
+			}
+			if len(res.Warnings) != tc.want {
+				t.Errorf("warnings %q, want %d", res.Warnings, tc.want)
 			}
 		})
 	}

@@ -132,14 +132,10 @@ func assertCompleted(t *testing.T, stored, want *appsv1.Deployment) {
 func TestMinimalExampleIsStoredComplete(t *testing.T) {
 	ex := example(t)
 	defer deleteDeployment(t, ex.Namespace, ex.Name)
-	out, err := kubectl(t, nil, "apply", "-f", exampleFile())
-	if err != nil {
-		t.Fatalf("kubectl apply: %v\n%s", err, out)
-	}
-	for _, w := range []string{"Warning: spec.strategy set to Recreate"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("kubectl apply output lacks the admission warning %q:\n%s", w, out)
-		}
+	// A minimal mgr is nothing to warn about: --warnings-as-errors passes.
+	out, err := kubectl(t, nil, "apply", "--warnings-as-errors", "-f", exampleFile())
+	if err != nil || strings.Contains(out, "Warning") {
+		t.Fatalf("kubectl apply --warnings-as-errors: %v\n%s", err, out)
 	}
 	yamlOut, err := kubectl(t, nil, "get", "deployment", "-n", ex.Namespace, ex.Name, "-o", "yaml")
 	if err != nil {
@@ -179,6 +175,21 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 		if c.Image != "quay.io/ceph/ceph:v16.2.14" || c.Env[0].Name != "CONTAINER_IMAGE" || c.Env[0].Value != c.Image {
 			t.Errorf("%s: image %s CONTAINER_IMAGE %s after the image change", c.Name, c.Image, c.Env[0].Value)
 		}
+	}
+
+	// One mistake, one error: the refused image is named on the mgr
+	// container only, not again on the init containers that copy it.
+	bad := strings.Replace(string(must(os.ReadFile(exampleFile()))), "quay.io/ceph/ceph:v16.2.15", "busybox:latest", 1)
+	out, err = kubectl(t, []byte(bad), "apply", "-f", "-")
+	if err == nil || strings.Count(out, ".image:") != 1 || !strings.Contains(out, "spec.template.spec.containers[0].image: Unsupported value") {
+		t.Errorf("apply with image busybox:latest: %v, want one error on containers[0].image:\n%s", err, out)
+	}
+
+	// A value of the user's that the webhook replaces is a warning.
+	chosen := strings.Replace(string(must(os.ReadFile(exampleFile()))), "spec:\n  template:", "spec:\n  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1, maxUnavailable: 0}\n  template:", 1)
+	out, err = kubectl(t, []byte(chosen), "apply", "-f", "-")
+	if err != nil || !strings.Contains(out, "Warning: spec.strategy: RollingUpdate (maxSurge 1, maxUnavailable 0) replaced by Recreate") {
+		t.Errorf("apply with a RollingUpdate strategy: %v, want the replacement warned:\n%s", err, out)
 	}
 }
 
