@@ -92,10 +92,13 @@ fmt: ## gofmt the tree
 vet:
 	$(GO) vet ./...
 
-lint: vet ## gofmt check, go vet, and the license header on every Go file
+lint: vet ## gofmt check, go vet, the license header on every Go file, actionlint on the workflows, shellcheck on the scripts
+	@./hack/install-deps.sh lint
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@out="$$(git ls-files '*.go' | grep -v /testdata/ | xargs grep -L 'SPDX-License-Identifier: Apache-2.0')"; \
 	if [ -n "$$out" ]; then echo "license header missing (// Copyright 2026 The mgr-webhook Authors. / // SPDX-License-Identifier: Apache-2.0):"; echo "$$out"; exit 1; fi
+	$(GO) tool actionlint
+	shellcheck hack/*.sh test/kind/*.sh .ci/run
 
 clean:
 	rm -rf $(BIN) tmp dist

@@ -1,35 +1,87 @@
 #!/usr/bin/env bash
-# Runs the e2e suite (test/e2e) on a kind cluster: needs Docker, kind and
-# network access to cert-manager's release. The Ceph side is yours: two
-# namespaces holding Rook's cluster objects (rook-ceph-mon, rook-ceph-config,
-# ConfigMap rook-ceph-config, rook-ceph-admin-keyring) of reachable clusters,
-# e.g. two Rook CephClusters, named in E2E_CEPH_NAMESPACES, and a third,
-# disposable one in E2E_TEARDOWN_NAMESPACE, which a test deletes whole.
+# The e2e suite (test/e2e) on kind, as the GitHub workflow and a person with
+# Docker run it: builds both images, creates a kind cluster, installs
+# cert-manager and the release manifests (make release, cert-manager mode),
+# makes three namespaces throwaway Ceph clusters (one mon per namespace in a
+# pod, test/kind/ceph-mon.yaml, with Rook's cluster objects), and runs the
+# suite against them; its mgr pods are real ceph-mgr containers.
+#
+#   hack/e2e-kind.sh              everything above
+#   hack/e2e-kind.sh ceph <ns>    only make <ns> a throwaway Ceph cluster in the
+#                                 current kubeconfig's cluster (waits for nothing)
+#
+# Bring your own Ceph instead (e.g. Rook CephClusters): set E2E_CEPH_NAMESPACES
+# (two namespaces with Rook's cluster objects) and E2E_TEARDOWN_NAMESPACE (a
+# third, disposable one, which a test deletes whole).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLUSTER=${KIND_CLUSTER:-mgr-webhook-e2e}
 CERT_MANAGER=${CERT_MANAGER_VERSION:-v1.21.2}
-: "${E2E_CEPH_NAMESPACES:?name two namespaces with Rook Ceph cluster objects, e.g. E2E_CEPH_NAMESPACES=rook-ceph,ceph-east}"
-: "${E2E_TEARDOWN_NAMESPACE:?name a third, disposable namespace with Rook Ceph cluster objects; a test deletes it}"
-for tool in docker kind kubectl; do command -v "$tool" >/dev/null || { echo "$tool is required" >&2; exit 1; }; done
+TAG=${E2E_IMAGE_TAG:-e2e}
+log() { printf '[e2e-kind] %s\n' "$*" >&2; }
+
+# cephx_key prints a new cephx secret, as ceph-authtool --gen-print-key does:
+# base64 of type (1, AES), creation time, length 16 and 16 random bytes.
+cephx_key() {
+  python3 -c 'import base64,os,struct,time; print(base64.b64encode(struct.pack("<HIIH", 1, int(time.time()), 0, 16) + os.urandom(16)).decode())'
+}
+
+# ceph_cluster makes namespace $1 a throwaway Ceph cluster. Keys go through
+# files, never a command line.
+ceph_cluster() {
+  local ns=$1 fsid ip files
+  kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl -n "$ns" apply -f test/kind/ceph-mon.yaml >/dev/null
+  ip=$(kubectl -n "$ns" get service rook-ceph-mon-a -o jsonpath='{.spec.clusterIP}')
+  fsid=$(python3 -c 'import uuid; print(uuid.uuid4())')
+  files=$(mktemp -d)
+  (umask 077; printf '[client.admin]\n\tkey = %s\n\tcaps mds = "allow *"\n\tcaps mgr = "allow *"\n\tcaps mon = "allow *"\n\tcaps osd = "allow *"\n' "$(cephx_key)" > "$files/keyring")
+  printf '[global]\nfsid = %s\nmon_host = [v2:%s:3300,v1:%s:6789]\nmon_initial_members = a\n' "$fsid" "$ip" "$ip" > "$files/ceph.conf"
+  kubectl -n "$ns" create secret generic rook-ceph-mon --from-literal=fsid="$fsid"
+  kubectl -n "$ns" create secret generic rook-ceph-config \
+    --from-literal=mon_host="[v2:$ip:3300,v1:$ip:6789]" --from-literal=mon_initial_members=a
+  kubectl -n "$ns" create secret generic rook-ceph-admin-keyring --from-file=keyring="$files/keyring"
+  kubectl -n "$ns" create configmap rook-ceph-config --from-file=ceph.conf="$files/ceph.conf"
+  kubectl -n "$ns" create configmap ceph-mon-a --from-file=mon.sh=test/kind/mon.sh --from-literal=public-addr="$ip"
+  rm -rf "$files"
+  log "namespace $ns: Ceph cluster $fsid, mon a at $ip"
+}
+
+if [ "${1:-}" = ceph ]; then
+  ceph_cluster "${2:?hack/e2e-kind.sh ceph <namespace>}"
+  exit 0
+fi
+
+for tool in docker kind kubectl python3 go; do command -v "$tool" >/dev/null || { echo "$tool is required" >&2; exit 1; }; done
 docker info >/dev/null 2>&1 || { echo "no Docker engine: kind cannot run here; use make e2e (local control plane)" >&2; exit 1; }
 
-kind get clusters | grep -qx "$CLUSTER" || kind create cluster --name "$CLUSTER"
-kubeconfig=$(mktemp); trap 'rm -f "$kubeconfig"' EXIT
-kind get kubeconfig --name "$CLUSTER" > "$kubeconfig"
-make docker-build IMG_WEBHOOK=mgr-webhook:e2e IMG_BOOTSTRAP=mgr-bootstrap:e2e
-kind load docker-image --name "$CLUSTER" mgr-webhook:e2e mgr-bootstrap:e2e
-kubectl --kubeconfig "$kubeconfig" apply -f "https://github.com/cert-manager/cert-manager/releases/download/$CERT_MANAGER/cert-manager.yaml"
-kubectl --kubeconfig "$kubeconfig" -n cert-manager wait --for=condition=Available deploy --all --timeout=5m
-overlay=$(mktemp -d); trap 'rm -rf "$overlay" "$kubeconfig"' EXIT
-cat > "$overlay/kustomization.yaml" <<YAML
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources: [$(pwd)/manifests/overlays/cert-manager]
-images:
-  - {name: ghcr.io/rook-mgr/mgr-webhook, newName: mgr-webhook, newTag: e2e}
-  - {name: ghcr.io/rook-mgr/mgr-bootstrap, newName: mgr-bootstrap, newTag: e2e}
-YAML
-kubectl --kubeconfig "$kubeconfig" apply -k "$overlay"
-kubectl --kubeconfig "$kubeconfig" -n mgr-webhook-system wait --for=condition=Available deploy --all --timeout=5m
-E2E_KUBECONFIG="$kubeconfig" E2E_CEPH_NAMESPACES="$E2E_CEPH_NAMESPACES" E2E_TEARDOWN_NAMESPACE="$E2E_TEARDOWN_NAMESPACE" go test -count=1 -v -timeout=20m ./test/e2e/
+kind get clusters | grep -qx "$CLUSTER" || kind create cluster --name "$CLUSTER" --wait 5m
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+export KUBECONFIG=$work/kubeconfig
+kind get kubeconfig --name "$CLUSTER" > "$KUBECONFIG"
+
+log "images ghcr.io/rook-mgr/mgr-webhook:$TAG, ghcr.io/rook-mgr/mgr-bootstrap:$TAG"
+make docker-build VERSION="$TAG" IMG_WEBHOOK="ghcr.io/rook-mgr/mgr-webhook:$TAG" IMG_BOOTSTRAP="ghcr.io/rook-mgr/mgr-bootstrap:$TAG"
+kind load docker-image --name "$CLUSTER" "ghcr.io/rook-mgr/mgr-webhook:$TAG" "ghcr.io/rook-mgr/mgr-bootstrap:$TAG"
+
+log "cert-manager $CERT_MANAGER"
+kubectl apply -f "https://github.com/cert-manager/cert-manager/releases/download/$CERT_MANAGER/cert-manager.yaml"
+kubectl -n cert-manager wait --for=condition=Available deploy --all --timeout=5m
+
+log "the release manifests (cert-manager mode) of $TAG"
+VERSION=$TAG DIST=$work KUBECTL=$(command -v kubectl) ./hack/release.sh >/dev/null
+kubectl apply --server-side -f "$work/install-cert-manager.yaml"
+kubectl -n mgr-webhook-system wait --for=condition=Available deploy --all --timeout=5m
+
+if [ -z "${E2E_CEPH_NAMESPACES:-}" ]; then
+  for ns in ceph-west ceph-east ceph-teardown; do ceph_cluster "$ns"; done
+  for ns in ceph-west ceph-east ceph-teardown; do
+    kubectl -n "$ns" wait --for=condition=Available deploy/rook-ceph-mon-a --timeout=5m
+  done
+  E2E_CEPH_NAMESPACES=ceph-west,ceph-east E2E_TEARDOWN_NAMESPACE=ceph-teardown
+fi
+: "${E2E_TEARDOWN_NAMESPACE:?with E2E_CEPH_NAMESPACES, name a third, disposable Ceph namespace in E2E_TEARDOWN_NAMESPACE}"
+
+log "e2e suite on $E2E_CEPH_NAMESPACES (teardown: $E2E_TEARDOWN_NAMESPACE)"
+E2E_KUBECONFIG="$KUBECONFIG" E2E_CEPH_NAMESPACES="$E2E_CEPH_NAMESPACES" E2E_TEARDOWN_NAMESPACE="$E2E_TEARDOWN_NAMESPACE" \
+  go test -count=1 -v -timeout=30m ./test/e2e/

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests and the demo need, when missing:
-# make and git for the build, and a real Ceph (mon, mgr, CLI and the mgr
+# make and git for the build, shellcheck for make lint, and a real Ceph (mon, mgr, CLI and the mgr
 # modules the bootstrap controller enables) for the controller's tests.
 set -euo pipefail
-pkgs=(make git ceph-mon ceph-mgr ceph-common ceph-mgr-dashboard ceph-mgr-rook python3-kubernetes python3-jsonpatch)
+# `install-deps.sh lint` installs only what make lint needs.
+pkgs=(make git shellcheck)
+[ "${1:-}" = lint ] || pkgs+=(ceph-mon ceph-mgr ceph-common ceph-mgr-dashboard ceph-mgr-rook python3-kubernetes python3-jsonpatch)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
