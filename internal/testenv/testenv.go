@@ -101,6 +101,11 @@ type APIServerOptions struct {
 	// AdmissionPlugins are enabled on top of kube-apiserver's defaults (e.g.
 	// OwnerReferencesPermissionEnforcement, as strict clusters run).
 	AdmissionPlugins []string
+	// ServiceRouting makes the API server call a webhook Service at its
+	// EndpointSlices' addresses (--enable-aggregator-routing) instead of its
+	// cluster IP, which nothing routes here: ServeServiceLocally then points a
+	// Service at a local process.
+	ServiceRouting bool
 }
 
 // StartAPIServer starts etcd and kube-apiserver with the given webhook
@@ -137,6 +142,9 @@ func StartAPIServerWith(o APIServerOptions) (*APIServer, error) {
 	}
 	if len(o.AdmissionPlugins) > 0 {
 		env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", strings.Join(o.AdmissionPlugins, ","))
+	}
+	if o.ServiceRouting {
+		env.ControlPlane.GetAPIServer().Configure().Set("enable-aggregator-routing", "true")
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -1,0 +1,374 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// Package helm tests the chart (charts/mgr-webhook) with Helm's own Go
+// packages: it lints, its templates apply to a real API server in both
+// certificate modes and equal what kustomize installs, its values reach the
+// objects, and, installed for real, its webhooks (served by the built binary
+// at the chart's Service) complete a minimal mgr.
+package helm
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	kubefake "helm.sh/helm/v3/pkg/kube/fake"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v3/pkg/strvals"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+var modes = []string{"self-signed", "cert-manager"}
+
+func chartDir(t *testing.T) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, "charts", "mgr-webhook")
+}
+
+func loadChart(t *testing.T) *chart.Chart {
+	t.Helper()
+	ch, err := loader.Load(chartDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// values parses a values document (YAML).
+func values(t *testing.T, doc string) map[string]any {
+	t.Helper()
+	v, err := chartutil.ReadValues([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// template renders the chart as `helm template` does.
+func template(t *testing.T, ns string, vals map[string]any) string {
+	t.Helper()
+	cfg := &action.Configuration{
+		Releases:     storage.Init(driver.NewMemory()),
+		KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
+		Capabilities: chartutil.DefaultCapabilities,
+		Log:          func(string, ...any) {},
+	}
+	inst := action.NewInstall(cfg)
+	inst.DryRun, inst.ClientOnly, inst.Replace = true, true, true
+	inst.ReleaseName, inst.Namespace = "mgr-webhook", ns
+	rel, err := inst.Run(loadChart(t), vals)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	return rel.Manifest
+}
+
+// objects splits rendered YAML by kind/name.
+func objects(t *testing.T, manifest string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	out := map[string]*unstructured.Unstructured{}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			t.Fatalf("%v:\n%s", err, doc)
+		}
+		if len(u.Object) > 0 {
+			out[u.GetKind()+"/"+u.GetName()] = u
+		}
+	}
+}
+
+// TestChartLints: helm lint in both modes, nothing above INFO; values the
+// schema refuses fail.
+func TestChartLints(t *testing.T) {
+	for _, mode := range modes {
+		l := lint.All(chartDir(t), values(t, "certificates: {mode: "+mode+"}"), "mgr-webhook-system", false)
+		for _, m := range l.Messages {
+			if m.Severity > support.InfoSev {
+				t.Errorf("%s: %s", mode, m)
+			}
+		}
+	}
+	l := lint.All(chartDir(t), values(t, "certificates: {mode: letsencrypt}"), "mgr-webhook-system", false)
+	if l.HighestSeverity < support.ErrorSev {
+		t.Errorf("certificates.mode letsencrypt linted clean: %v", l.Messages)
+	}
+}
+
+// TestChartTemplatesApply: `helm template` of each mode applies with
+// --dry-run=server, and holds exactly what the kustomize overlay of that mode
+// installs (the Namespace aside, which Helm creates), field for field but for
+// labels, the policy ConfigMap's hash suffix and the chart's policy checksum.
+func TestChartTemplatesApply(t *testing.T) {
+	crds, err := testenv.CertManagerCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Stop()
+	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", "mgr-webhook-system").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	root, _ := testenv.RepoRoot()
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			manifest := template(t, "mgr-webhook-system", values(t, "certificates: {mode: "+mode+"}"))
+			path := filepath.Join(t.TempDir(), "chart.yaml")
+			if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "--dry-run=server", "-f", path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
+			}
+			chartObjs := objects(t, manifest)
+			if n := strings.Count(string(out), "(server dry run)"); n != len(chartObjs) {
+				t.Errorf("%d of %d objects applied:\n%s", n, len(chartObjs), out)
+			}
+			kpath, err := testenv.Kustomize(filepath.Join(root, "manifests", "overlays", mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(kpath)
+			kdata, err := os.ReadFile(kpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kustomizeObjs := map[string]*unstructured.Unstructured{}
+			for _, o := range objects(t, string(kdata)) {
+				if o.GetKind() == "Namespace" {
+					continue
+				}
+				if o.GetKind() == "ConfigMap" && strings.HasPrefix(o.GetName(), "mgr-webhook-policy-") {
+					o.SetName("mgr-webhook-policy")
+				}
+				kustomizeObjs[o.GetKind()+"/"+o.GetName()] = o
+			}
+			if got, want := sortedKeys(chartObjs), sortedKeys(kustomizeObjs); !slices.Equal(got, want) {
+				t.Fatalf("the chart renders %v, kustomize %v", got, want)
+			}
+			for key, c := range chartObjs {
+				if a, b := comparable(c), comparable(kustomizeObjs[key]); a != b {
+					t.Errorf("%s differs from kustomize's:\nchart:\n%s\nkustomize:\n%s", key, a, b)
+				}
+			}
+		})
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// comparable is an object without what the chart and kustomize may rightly
+// differ in: labels, the policy checksum, the policy ConfigMap's name, and
+// YAML formatting (a policy document as the chart writes it).
+func comparable(o *unstructured.Unstructured) string {
+	o = o.DeepCopy()
+	o.SetLabels(nil)
+	unstructured.RemoveNestedField(o.Object, "spec", "template", "metadata", "labels")
+	unstructured.RemoveNestedField(o.Object, "spec", "template", "metadata", "annotations")
+	if vols, ok, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes"); ok {
+		for _, v := range vols {
+			if cm, ok := v.(map[string]any)["configMap"].(map[string]any); ok && strings.HasPrefix(cm["name"].(string), "mgr-webhook-policy") {
+				cm["name"] = "mgr-webhook-policy"
+			}
+		}
+		_ = unstructured.SetNestedSlice(o.Object, vols, "spec", "template", "spec", "volumes")
+	}
+	if p, ok, _ := unstructured.NestedString(o.Object, "data", "policy.yaml"); ok {
+		var doc map[string]any
+		_ = yaml.Unmarshal([]byte(p), &doc)
+		canon, _ := yaml.Marshal(doc)
+		_ = unstructured.SetNestedField(o.Object, string(canon), "data", "policy.yaml")
+	}
+	b, _ := yaml.Marshal(o.Object)
+	return string(b)
+}
+
+// TestChartValues: each documented value reaches the objects.
+func TestChartValues(t *testing.T) {
+	objs := objects(t, template(t, "default", values(t, `
+namespaceOverride: ceph-admission
+certificates: {mode: cert-manager}
+image:
+  webhook: {repository: registry.example.com/mgr-webhook, tag: v9.9.9}
+webhook:
+  replicas: 3
+  priorityClassName: ceph-critical
+  resources: {requests: {cpu: 200m, memory: 100Mi}, limits: {memory: 300Mi}}
+bootstrap:
+  replicas: 1
+policy:
+  apiVersion: mgr.ceph.rook.io/v1alpha1
+  kind: Policy
+  allowHostNetwork: true
+extraLabels: {team: storage}
+`)))
+	get := func(key string, path ...string) any {
+		t.Helper()
+		o, ok := objs[key]
+		if !ok {
+			t.Fatalf("%s not rendered (have %v)", key, sortedKeys(objs))
+		}
+		v, _, err := unstructured.NestedFieldNoCopy(o.Object, path...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	webhookC := get("Deployment/mgr-webhook", "spec", "template", "spec", "containers").([]any)[0].(map[string]any)
+	checks := map[string]bool{
+		"replicas 3":              fmt.Sprint(get("Deployment/mgr-webhook", "spec", "replicas")) == "3",
+		"bootstrap replicas 1":    fmt.Sprint(get("Deployment/mgr-bootstrap", "spec", "replicas")) == "1",
+		"priorityClassName":       get("Deployment/mgr-webhook", "spec", "template", "spec", "priorityClassName") == "ceph-critical",
+		"image":                   webhookC["image"] == "registry.example.com/mgr-webhook:v9.9.9",
+		"resources":               webhookC["resources"].(map[string]any)["limits"].(map[string]any)["memory"] == "300Mi",
+		"inline policy":           strings.Contains(get("ConfigMap/mgr-webhook-policy", "data", "policy.yaml").(string), "allowHostNetwork: true"),
+		"Certificate (mode)":      objs["Certificate/mgr-webhook-serving"] != nil,
+		"no self-signed RBAC":     objs["Role/mgr-webhook-certs"] == nil,
+		"pod labels":              get("Deployment/mgr-bootstrap", "spec", "template", "metadata", "labels").(map[string]any)["team"] == "storage",
+		"bootstrap default image": strings.HasSuffix(get("Deployment/mgr-bootstrap", "spec", "template", "spec", "containers").([]any)[0].(map[string]any)["image"].(string), ":"+loadChart(t).Metadata.AppVersion),
+	}
+	for what, ok := range checks {
+		if !ok {
+			t.Errorf("value not applied: %s", what)
+		}
+	}
+	for key, o := range objs {
+		if o.GetLabels()["team"] != "storage" || o.GetLabels()["app.kubernetes.io/managed-by"] != "Helm" {
+			t.Errorf("%s labels %v", key, o.GetLabels())
+		}
+		if ns := o.GetNamespace(); ns != "" && ns != "ceph-admission" {
+			t.Errorf("%s in namespace %s, want namespaceOverride ceph-admission", key, ns)
+		}
+	}
+	var all bytes.Buffer
+	for _, o := range objs {
+		b, _ := yaml.Marshal(o.Object)
+		all.Write(b)
+	}
+	if bytes.Contains(all.Bytes(), []byte("mgr-webhook-system")) {
+		t.Error("a rendered object still names mgr-webhook-system")
+	}
+}
+
+// TestREADMEHelmBlock runs the README's helm commands: each `helm install`
+// line, with the published chart mapped to this checkout's (its --version
+// must be the chart's), is rendered with its --set values and applied with
+// --dry-run=server to a real API server.
+func TestREADMEHelmBlock(t *testing.T) {
+	block, err := testenv.READMEBlock("helm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := testenv.CertManagerCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Stop()
+	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	ch := loadChart(t)
+	ran := 0
+	for _, line := range strings.Split(block, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		args := strings.Fields(line)
+		if len(args) == 0 {
+			continue
+		}
+		if len(args) < 4 || args[0] != "helm" || args[1] != "install" {
+			t.Fatalf("README helm block: %q is not a helm install", line)
+		}
+		ns, create, vals := "default", false, map[string]any{}
+		if args[3] != "oci://ghcr.io/rook-mgr/charts/mgr-webhook" {
+			t.Errorf("chart %s, want oci://ghcr.io/rook-mgr/charts/mgr-webhook", args[3])
+		}
+		for i := 4; i < len(args); i++ {
+			switch a := args[i]; a {
+			case "--namespace", "-n":
+				i++
+				ns = args[i]
+			case "--create-namespace":
+				create = true
+			case "--version":
+				i++
+				if args[i] != ch.Metadata.Version {
+					t.Errorf("README installs chart %s, the chart is %s", args[i], ch.Metadata.Version)
+				}
+			case "--set":
+				i++
+				if err := strvals.ParseInto(args[i], vals); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				t.Fatalf("README helm block: flag %s not understood by this test", a)
+			}
+		}
+		if !create {
+			t.Errorf("%q: without --create-namespace the namespace must exist", line)
+		}
+		_ = exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", ns).Run()
+		path := filepath.Join(t.TempDir(), "chart.yaml")
+		if err := os.WriteFile(path, []byte(template(t, ns, vals)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "--dry-run=server", "-f", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		ran++
+	}
+	if ran < 2 {
+		t.Errorf("README helm block installs %d ways, want both certificate modes", ran)
+	}
+}
