@@ -70,6 +70,9 @@ func CacheOptions() cache.Options {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mgr-webhook-system,resources=leases,verbs=get;create;update
+// The metrics endpoint authenticates and authorizes each scrape (internal/securemetrics).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Setup wires the controller into mgr, the one place it is wired
 // (cmd/mgr-bootstrap and every test harness call it): the reconciler on mgr's
@@ -89,6 +92,7 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 	if err := mgr.Add(&RoleWatcher{r: r}); err != nil {
 		return err
 	}
+	mgrPhases.watch(mgr.GetCache(), mgr.Elected())
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}

@@ -80,6 +80,9 @@ type ClusterInfoCache struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,resourceNames=rook-ceph-config
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch,resourceNames=rook-ceph-config
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
+// The metrics endpoint authenticates and authorizes each scrape (internal/securemetrics).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // NewClusterInfoCache builds the informers; Start runs them.
 func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {

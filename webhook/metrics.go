@@ -4,6 +4,9 @@
 package webhook
 
 import (
+	"crypto/x509"
+	"encoding/pem"
+	"os"
 	"regexp"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,4 +66,36 @@ func count(webhook, outcome string, reasons ...string) {
 	for _, r := range reasons {
 		denials.WithLabelValues(webhook, r).Inc()
 	}
+}
+
+// ServingCertificateExpiry reports mgr_webhook_serving_certificate_expiry_timestamp_seconds,
+// the NotAfter of the leaf certificate in certFile (what certwatcher serves),
+// read at scrape time so it follows every renewal. An unreadable file gives
+// no sample.
+func ServingCertificateExpiry(certFile string) prometheus.Collector {
+	return &certExpiry{file: certFile, desc: prometheus.NewDesc("mgr_webhook_serving_certificate_expiry_timestamp_seconds",
+		"When the webhook's serving certificate expires (Unix time).", nil, nil)}
+}
+
+type certExpiry struct {
+	file string
+	desc *prometheus.Desc
+}
+
+func (c *certExpiry) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *certExpiry) Collect(ch chan<- prometheus.Metric) {
+	data, err := os.ReadFile(c.file)
+	if err != nil {
+		return
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(cert.NotAfter.Unix()))
 }

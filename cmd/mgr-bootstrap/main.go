@@ -19,11 +19,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/securemetrics"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/version"
 )
@@ -33,7 +33,8 @@ func main() {
 	var (
 		leaderElect                  bool
 		leaderElectionNamespace      string
-		metricsAddr, probeAddr       string
+		probeAddr                    string
+		metricsFlags                 securemetrics.Flags
 		cephBinary, modules, caps    string
 		policyFile                   string
 		cephTimeout, connectTimeout  time.Duration
@@ -49,7 +50,7 @@ func main() {
 	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits before taking over a leader that stopped renewing")
 	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading and exits")
 	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
+	metricsFlags.Register(flag.CommandLine)
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.StringVar(&cephBinary, "ceph-binary", "ceph", "the ceph CLI")
 	flag.DurationVar(&cephTimeout, "ceph-timeout", 30*time.Second, "deadline of each ceph call (the CLI's connect timeout does not bound a stuck mgr)")
@@ -117,7 +118,7 @@ func main() {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         bootstrap.CacheOptions(),
-		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                       metricsFlags.Options(),
 		HealthProbeBindAddress:        probeAddr,
 		LeaderElection:                leaderElect,
 		LeaderElectionID:              "mgr-bootstrap.mgr.ceph.rook.io",

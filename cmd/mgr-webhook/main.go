@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,19 +24,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
+	"github.com/rook-mgr/mgr-webhook/internal/securemetrics"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/version"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
 type options struct {
-	certDir, host, policyFile, metricsAddr, probeAddr string
-	port                                              int
-	enableHTTP2, printPolicy, leaderElect             bool
+	certDir, host, policyFile, probeAddr  string
+	metrics                               securemetrics.Flags
+	port                                  int
+	enableHTTP2, printPolicy, leaderElect bool
 
 	// Self-signed certificate mode.
 	certMode, certSecret, namespace, serviceName, webhookConfig, extraSANs string
@@ -51,7 +53,7 @@ func main() {
 	flag.IntVar(&o.port, "port", 9443, "port the webhook server listens on")
 	flag.StringVar(&o.host, "host", "", "address the webhook server binds to (all when empty)")
 	flag.StringVar(&o.policyFile, "policy", "", "policy file (apiVersion mgr.ceph.rook.io/v1alpha1, kind Policy); built-in defaults when empty")
-	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
+	o.metrics.Register(flag.CommandLine)
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve HTTP/2 as well (off: HTTP/1.1 only)")
 	flag.BoolVar(&o.printPolicy, "print-policy", false, "print the effective policy as YAML and exit")
@@ -78,7 +80,7 @@ func main() {
 	// client-go and leader election log through klog: the same JSON lines.
 	klog.SetLogger(ctrl.Log.WithName("klog"))
 	ctrl.Log.Info("mgr-webhook", "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
-	metrics.Registry.MustRegister(version.Collector("mgr-webhook"))
+	metrics.Registry.MustRegister(version.Collector("mgr-webhook"), webhook.ServingCertificateExpiry(filepath.Join(o.certDir, "tls.crt")))
 
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "mgr-webhook:", err)
@@ -122,7 +124,7 @@ func run(o options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                       o.metrics.Options(),
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "mgr-webhook.mgr.ceph.rook.io",

@@ -305,7 +305,8 @@ func (c *Cluster) commonArgs(name string) ([]string, error) {
 		c.MetricsURLs[name] = url
 	}
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics")
-	args := []string{"--metrics-bind-address", addr}
+	// Plain HTTP on loopback, so the harness scrapes without a token.
+	args := []string{"--metrics-bind-address", addr, "--metrics-secure=false"}
 	if c.verbose {
 		args = append(args, "--zap-log-level=10")
 	}

@@ -36,24 +36,33 @@ func CounterSum(name string, match map[string]string) (float64, error) {
 // counter, gauge or histogram (its sum of observations) name over the series
 // whose labels match; 0 when absent.
 func ScrapeSum(url, name string, match map[string]string) (float64, error) {
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(url)
+	mfs, err := Scrape(url)
 	if err != nil {
 		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return 0, fmt.Errorf("parsing %s: %w", url, err)
 	}
 	if mf, ok := mfs[name]; ok {
 		return sumSeries(mf, match), nil
 	}
 	return 0, nil
+}
+
+// Scrape reads a plain-HTTP metrics endpoint, by metric family name.
+func Scrape(url string) (map[string]*dto.MetricFamily, error) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", url, err)
+	}
+	return mfs, nil
 }
 
 func sumSeries(mf *dto.MetricFamily, match map[string]string) float64 {

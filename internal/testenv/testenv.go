@@ -10,6 +10,7 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -353,4 +354,26 @@ func (a *APIServer) KubeconfigAs(user string) (string, error) {
 // trace at its first log line, e.g. for an admission warning).
 func init() {
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+}
+
+// PrometheusOperatorVersion is the Prometheus Operator whose CRDs
+// (ServiceMonitor, PrometheusRule) the monitoring component is applied with.
+const PrometheusOperatorVersion = "v0.85.0"
+
+// PrometheusOperatorCRDs downloads the Prometheus Operator module from the Go
+// module proxy (once; the module cache keeps it) and returns its CRD directory.
+func PrometheusOperatorCRDs() (string, error) {
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/prometheus-operator/prometheus-operator@"+PrometheusOperatorVersion).Output()
+	if err != nil {
+		return "", fmt.Errorf("downloading the Prometheus Operator module %s: %w", PrometheusOperatorVersion, err)
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Error != "" {
+		return "", fmt.Errorf("the Prometheus Operator module %s: %v %s", PrometheusOperatorVersion, err, m.Error)
+	}
+	dir := filepath.Join(m.Dir, "example", "prometheus-operator-crd")
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("Prometheus Operator CRDs: %w", err)
+	}
+	return dir, nil
 }

@@ -137,21 +137,36 @@ func TestChartTemplatesApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	po, err := testenv.PrometheusOperatorCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
 	api, err := testenv.StartAPIServer()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
+	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds, po}, ErrorIfPathMissing: true}); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", "mgr-webhook-system").CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	root, _ := testenv.RepoRoot()
-	for _, mode := range modes {
-		t.Run(mode, func(t *testing.T) {
-			manifest := template(t, "mgr-webhook-system", values(t, "certificates: {mode: "+mode+"}"))
+	cases := map[string]struct {
+		values     string
+		kustomized string // the same objects from kustomize: an overlay, with components
+	}{
+		"self-signed":  {"certificates: {mode: self-signed}", "resources: [../manifests/overlays/self-signed]"},
+		"cert-manager": {"certificates: {mode: cert-manager}", "resources: [../manifests/overlays/cert-manager]"},
+		"cert-manager with monitoring and network policies": {
+			"{certificates: {mode: cert-manager}, serviceMonitor: {enabled: true}, networkPolicy: {enabled: true}}",
+			"resources: [../manifests/overlays/cert-manager]\ncomponents: [../manifests/components/monitoring, ../manifests/components/network-policy]",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			manifest := template(t, "mgr-webhook-system", values(t, tc.values))
 			path := filepath.Join(t.TempDir(), "chart.yaml")
 			if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
 				t.Fatal(err)
@@ -164,7 +179,15 @@ func TestChartTemplatesApply(t *testing.T) {
 			if n := strings.Count(string(out), "(server dry run)"); n != len(chartObjs) {
 				t.Errorf("%d of %d objects applied:\n%s", n, len(chartObjs), out)
 			}
-			kpath, err := testenv.Kustomize(filepath.Join(root, "manifests", "overlays", mode))
+			dir, err := os.MkdirTemp(root, ".overlay-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(dir)
+			if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"+tc.kustomized+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			kpath, err := testenv.Kustomize(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -370,5 +393,40 @@ func TestREADMEHelmBlock(t *testing.T) {
 	}
 	if ran < 2 {
 		t.Errorf("README helm block installs %d ways, want both certificate modes", ran)
+	}
+}
+
+// TestChartMonitoringValues: serviceMonitor.labels reach what a Prometheus
+// selects, prometheusServiceAccount is who may read /metrics, and with both
+// switches off none of the components' objects is rendered.
+func TestChartMonitoringValues(t *testing.T) {
+	objs := objects(t, template(t, "mgr-webhook-system", values(t, `
+serviceMonitor:
+  enabled: true
+  labels: {release: kube-prometheus-stack}
+  prometheusServiceAccount: {name: kps-prometheus, namespace: observability}
+networkPolicy: {enabled: true}
+`)))
+	for _, key := range []string{"ServiceMonitor/mgr-webhook", "ServiceMonitor/mgr-bootstrap", "PrometheusRule/mgr-webhook"} {
+		if o := objs[key]; o == nil || o.GetLabels()["release"] != "kube-prometheus-stack" {
+			t.Errorf("%s: not rendered with serviceMonitor.labels (%v)", key, o)
+		}
+	}
+	b := objs["ClusterRoleBinding/mgr-webhook-metrics-reader"]
+	if b == nil {
+		t.Fatal("no metrics-reader binding")
+	}
+	subjects, _, _ := unstructured.NestedSlice(b.Object, "subjects")
+	if s := subjects[0].(map[string]any); s["name"] != "kps-prometheus" || s["namespace"] != "observability" {
+		t.Errorf("metrics reader bound to %v", s)
+	}
+	if objs["NetworkPolicy/mgr-webhook"] == nil || objs["Service/mgr-bootstrap-metrics"] == nil {
+		t.Errorf("components' objects missing: %v", sortedKeys(objs))
+	}
+	for key := range objects(t, template(t, "mgr-webhook-system", values(t, "{}"))) {
+		kind, _, _ := strings.Cut(key, "/")
+		if kind == "ServiceMonitor" || kind == "PrometheusRule" || kind == "NetworkPolicy" || key == "Service/mgr-bootstrap-metrics" {
+			t.Errorf("%s rendered with the components off", key)
+		}
 	}
 }

@@ -1,0 +1,97 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// PhasePending is the phase label of a managed mgr without a status yet.
+const PhasePending Phase = "Pending"
+
+// allPhases are reported even at zero, so that an alert or a dashboard sees
+// a phase emptied rather than a series vanishing.
+var allPhases = []Phase{PhasePending, PhaseWaitingForPod, PhaseWaitingForMgr, PhaseReady, PhaseCephUnavailable, PhaseError}
+
+// phaseCollector reports mgr_bootstrap_mgrs{phase} from the manager's cache
+// at scrape time: counted, never kept, so it cannot drift from the
+// Deployments' status annotations. Only the leader reports, so that the
+// replicas' series add up to the cluster's mgrs.
+type phaseCollector struct {
+	mu      sync.Mutex
+	reader  client.Reader
+	elected <-chan struct{}
+	desc    *prometheus.Desc
+}
+
+var mgrPhases = &phaseCollector{desc: prometheus.NewDesc("mgr_bootstrap_mgrs",
+	"Managed mgr Deployments by bootstrap phase (reported by the leader).", []string{"phase"}, nil)}
+
+func init() { metrics.Registry.MustRegister(mgrPhases) }
+
+// watch makes the collector count from reader once elected is closed.
+func (c *phaseCollector) watch(reader client.Reader, elected <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reader, c.elected = reader, elected
+}
+
+func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	reader, elected := c.reader, c.elected
+	c.mu.Unlock()
+	if reader == nil {
+		return
+	}
+	select {
+	case <-elected:
+	default:
+		return
+	}
+	counts, err := countPhases(reader)
+	if err != nil {
+		return // a scrape during cache start-up: no sample rather than a wrong one
+	}
+	for _, p := range allPhases {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[p]), string(p))
+	}
+}
+
+func countPhases(reader client.Reader) (map[Phase]int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list := &appsv1.DeploymentList{}
+	if err := reader.List(ctx, list, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		return nil, err
+	}
+	counts := map[Phase]int{}
+	for i := range list.Items {
+		d := &list.Items[i]
+		if !mutate.Managed(d) {
+			continue
+		}
+		s, err := StatusOf(d)
+		phase := s.Phase
+		switch {
+		case err != nil:
+			phase = PhaseError
+		case phase == "":
+			phase = PhasePending
+		}
+		counts[phase]++
+	}
+	return counts, nil
+}

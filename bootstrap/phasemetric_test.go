@@ -1,0 +1,46 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap
+
+import (
+	"maps"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// TestCountPhases: managed mgrs are counted by their status phase, a mgr
+// without one as Pending and a garbled one as Error; opted-out mgrs and other
+// Deployments are not counted.
+func TestCountPhases(t *testing.T) {
+	mgr := func(name, status string, labels map[string]string) client.Object {
+		l := map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: name}
+		maps.Copy(l, labels)
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: contract.DeploymentName(name), Namespace: "rook-ceph", Labels: l}}
+		if status != "" {
+			d.Annotations = map[string]string{contract.AnnotationBootstrapStatus: status}
+		}
+		return d
+	}
+	other := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "rook-ceph", Labels: map[string]string{"app": "web"}}}
+	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(
+		mgr("a", `{"phase":"Ready"}`, nil), mgr("b", `{"phase":"Ready"}`, nil), mgr("c", "", nil),
+		mgr("d", `{"phase":"CephUnavailable"}`, nil), mgr("e", `{garbled`, nil),
+		mgr("f", `{"phase":"Error"}`, map[string]string{contract.LabelManaged: "false"}), other,
+	).Build()
+	got, err := countPhases(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Phase]int{PhaseReady: 2, PhasePending: 1, PhaseCephUnavailable: 1, PhaseError: 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("counts %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,253 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package manifests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/promql/promqltest"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+// withComponents builds the README's kustomization that adds both
+// components, on overlay instead of the README's, from the checkout.
+func withComponents(t *testing.T, overlay string) (string, objects) {
+	t.Helper()
+	block, err := testenv.READMEBlock("kustomize-monitoring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(root, ".overlay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	k := remoteRef.ReplaceAllString(strings.ReplaceAll(block, "manifests/overlays/cert-manager", "manifests/"+overlay), "../$1")
+	if !strings.Contains(k, "../manifests/components/monitoring") || !strings.Contains(k, "../manifests/components/network-policy") {
+		t.Fatalf("the README's kustomization adds not both components:\n%s", block)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return buildDir(t, dir)
+}
+
+// TestMonitoringComponentsApply: each overlay with the monitoring and
+// network-policy components applies with --dry-run=server (the Prometheus
+// Operator's CRDs installed), and what they add points at what exists: the
+// ServiceMonitors at Services with a metrics port that select the pods, the
+// NetworkPolicies at the pods and at ports their containers name.
+func TestMonitoringComponentsApply(t *testing.T) {
+	cm, err := testenv.CertManagerCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	po, err := testenv.PrometheusOperatorCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Stop()
+	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{cm, po}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", "mgr-webhook-system").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, overlay := range []string{"overlays/self-signed", "overlays/cert-manager"} {
+		t.Run(overlay, func(t *testing.T) {
+			path, objs := withComponents(t, overlay)
+			out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "--dry-run=server", "-f", path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
+			}
+			if n := strings.Count(string(out), "(server dry run)"); n != len(objs) {
+				t.Errorf("%d of %d objects applied:\n%s", n, len(objs), out)
+			}
+			pods := map[string]corev1.PodTemplateSpec{}
+			for _, name := range []string{"mgr-webhook", "mgr-bootstrap"} {
+				d := &appsv1.Deployment{}
+				objs.get(t, "Deployment/"+name, d)
+				pods[name] = d.Spec.Template
+			}
+			for _, sm := range []struct{ monitor, service string }{{"mgr-webhook", "mgr-webhook"}, {"mgr-bootstrap", "mgr-bootstrap-metrics"}} {
+				u := &unstructured.Unstructured{}
+				objs.get(t, "ServiceMonitor/"+sm.monitor, &u.Object)
+				sel, _, _ := unstructured.NestedStringMap(u.Object, "spec", "selector", "matchLabels")
+				svc := &corev1.Service{}
+				objs.get(t, "Service/"+sm.service, svc)
+				if !subset(sel, svc.Labels) {
+					t.Errorf("ServiceMonitor %s selects %v, Service %s is labelled %v", sm.monitor, sel, sm.service, svc.Labels)
+				}
+				if !subset(svc.Spec.Selector, pods[sm.monitor].Labels) || !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == "metrics" }) {
+					t.Errorf("Service %s (selector %v, ports %v) does not reach %s's metrics port", sm.service, svc.Spec.Selector, svc.Spec.Ports, sm.monitor)
+				}
+			}
+			for _, name := range []string{"mgr-webhook", "mgr-bootstrap"} {
+				np := &networkingv1.NetworkPolicy{}
+				objs.get(t, "NetworkPolicy/"+name, np)
+				pod := pods[name]
+				if !subset(np.Spec.PodSelector.MatchLabels, pod.Labels) {
+					t.Errorf("NetworkPolicy %s selects %v, not the pods %v", name, np.Spec.PodSelector.MatchLabels, pod.Labels)
+				}
+				for _, rule := range np.Spec.Ingress {
+					for _, p := range rule.Ports {
+						if !slices.ContainsFunc(pod.Spec.Containers[0].Ports, func(cp corev1.ContainerPort) bool { return cp.Name == p.Port.StrVal }) {
+							t.Errorf("NetworkPolicy %s admits port %v, which %s's container does not name", name, p.Port, name)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// indent makes a load block of series lines, however the table indents them.
+func indent(series string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(series, "\n") {
+		b.WriteString("  " + strings.TrimSpace(l) + "\n")
+	}
+	return b.String()
+}
+
+func subset(want, have map[string]string) bool {
+	if len(want) == 0 {
+		return false
+	}
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// alertRules parses the PrometheusRule's groups with Prometheus's own rule
+// parser, strictly (unknown fields and invalid PromQL are errors).
+func alertRules(t *testing.T) map[string]rulefmt.Rule {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "manifests", "components", "monitoring", "prometheusrule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &pr); err != nil {
+		t.Fatal(err)
+	}
+	groups, err := yaml.Marshal(pr.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgs, errs := rulefmt.Parse(groups, false, model.UTF8Validation, parser.NewParser(parser.Options{}), nil)
+	for _, e := range errs {
+		t.Errorf("prometheusrule.yaml: %v", e)
+	}
+	rules := map[string]rulefmt.Rule{}
+	for _, g := range rgs.Groups {
+		for _, r := range g.Rules {
+			rules[r.Alert] = r
+		}
+	}
+	return rules
+}
+
+// TestAlertRules evaluates each alert's expression with Prometheus's PromQL
+// engine on series that must fire it and series that must not; the `for`
+// durations and the severity are checked as values.
+func TestAlertRules(t *testing.T) {
+	rules := alertRules(t)
+	cases := map[string]struct {
+		load       string // promqltest load block: series at 1m steps
+		fires, not string // the series the alert yields at 90m ("" = none), and a load where it must not fire
+	}{
+		"MgrWebhookDown": {
+			load: `up{job="mgr-webhook", pod="a"} 0x100`, fires: `{} 1`,
+			not: `up{job="mgr-webhook", pod="a"} 0x100
+			      up{job="mgr-webhook", pod="b"} 1x100`,
+		},
+		"MgrWebhookErrors": {
+			load: `mgr_webhook_admissions_total{webhook="mutate", outcome="errored"} 0+1x100`, fires: `{} 0.016666666666666666`,
+			not: `mgr_webhook_admissions_total{webhook="mutate", outcome="errored"} 5x100
+			      mgr_webhook_admissions_total{webhook="mutate", outcome="patched"} 0+100x100
+			      controller_runtime_webhook_requests_total{code="200"} 0+100x100`,
+		},
+		"MgrWebhookDenialsSpiking": {
+			load: `mgr_webhook_denials_total{webhook="validate", reason="spec.replicas"} 0x69 0+5x30`, fires: `{} 0.08333333333333333`,
+			not: `mgr_webhook_denials_total{webhook="validate", reason="spec.replicas"} 0+5x100`, // steady, however high
+		},
+		"MgrWebhookCertificateExpiresSoon": {
+			load: `mgr_webhook_serving_certificate_expiry_timestamp_seconds{pod="a"} 86400x100`, fires: `{} 81000`,
+			not: `mgr_webhook_serving_certificate_expiry_timestamp_seconds{pod="a"} 864000x100`,
+		},
+		"CephMgrNotReady": {
+			load: `mgr_bootstrap_mgrs{phase="Ready"} 3x100
+			       mgr_bootstrap_mgrs{phase="Error"} 1x100`, fires: `{phase="Error"} 1`,
+			not: `mgr_bootstrap_mgrs{phase="Ready"} 3x100
+			      mgr_bootstrap_mgrs{phase="Error"} 0x100`,
+		},
+		"MgrBootstrapCephCallsFailing": {
+			load: `mgr_bootstrap_ceph_calls_total{command="mgr stat", result="ok"} 0+1x100
+			       mgr_bootstrap_ceph_calls_total{command="mgr stat", result="unavailable"} 0+1x100`, fires: `{} 0.5`,
+			not: `mgr_bootstrap_ceph_calls_total{command="mgr stat", result="ok"} 0+10x100
+			      mgr_bootstrap_ceph_calls_total{command="mgr stat", result="unavailable"} 0+1x100`,
+		},
+		"MgrBootstrapDown": {
+			load: `up{job="mgr-webhook"} 1x100`, fires: `{} 1`,
+			not: `up{job="mgr-bootstrap-metrics", pod="a"} 1x100`,
+		},
+	}
+	if got, want := sortedKeys(rules), sortedKeys(cases); !slices.Equal(got, want) {
+		t.Fatalf("alerts %v, tested %v", got, want)
+	}
+	engine := promqltest.NewTestEngine(t, false, 0, 100000)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := rules[name]
+			if r.For == 0 || (r.Labels["severity"] != "warning" && r.Labels["severity"] != "critical") || r.Annotations["summary"] == "" {
+				t.Errorf("for %v, severity %q, summary %q", r.For, r.Labels["severity"], r.Annotations["summary"])
+			}
+			expr := strings.Join(strings.Fields(r.Expr), " ")
+			promqltest.RunTest(t, "load 1m\n"+indent(tc.load)+"\neval instant at 90m "+expr+"\n  "+tc.fires+"\n", engine)
+			promqltest.RunTest(t, "load 1m\n"+indent(tc.not)+"\neval instant at 90m "+expr+"\n", engine)
+		})
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
