@@ -377,3 +377,48 @@ func PrometheusOperatorCRDs() (string, error) {
 	}
 	return dir, nil
 }
+
+// StartForInstalls starts etcd and kube-apiserver with the CRDs the install
+// manifests use (cert-manager's, the Prometheus Operator's) and creates the
+// given namespaces (a server-side dry run cannot create the namespace it
+// then uses).
+func StartForInstalls(namespaces ...string) (*APIServer, error) {
+	cm, err := CertManagerCRDs()
+	if err != nil {
+		return nil, err
+	}
+	po, err := PrometheusOperatorCRDs()
+	if err != nil {
+		return nil, err
+	}
+	a, err := StartAPIServerWith(APIServerOptions{CRDs: []string{cm, po}})
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range namespaces {
+		if err := a.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			a.Stop()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// KustomizationInCheckout writes a kustomization.yaml into a new directory at
+// the repository root (kustomize takes relative paths only: "../manifests/..."
+// from there) and returns the directory; remove it when done.
+func KustomizationInCheckout(content string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(root, ".overlay-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(content), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}

@@ -5,16 +5,10 @@ package e2e
 
 import (
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/rulefmt"
-	"github.com/prometheus/prometheus/promql/parser"
-	"sigs.k8s.io/yaml"
-
+	"github.com/rook-mgr/mgr-webhook/internal/alertrules"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
@@ -38,37 +32,19 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 			exported[n] = true
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(env.root, "manifests", "components", "monitoring", "prometheusrule.yaml"))
+	rules, err := alertrules.Load(env.root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pr struct {
-		Spec map[string]any `json:"spec"`
-	}
-	if err := yaml.Unmarshal(data, &pr); err != nil {
-		t.Fatal(err)
-	}
-	groups, err := yaml.Marshal(pr.Spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parser.NewParser(parser.Options{})
-	rgs, errs := rulefmt.Parse(groups, false, model.UTF8Validation, p, nil)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	for _, g := range rgs.Groups {
-		for _, r := range g.Rules {
-			expr, err := p.ParseExpr(r.Expr)
-			if err != nil {
-				t.Fatal(err)
+	for name, r := range rules {
+		metrics, err := alertrules.Metrics(r.Expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range metrics {
+			if m != "up" && !exported[m] {
+				t.Errorf("alert %s queries %s, which neither component exports (have %v)", name, m, slices.Sorted(maps.Keys(exported)))
 			}
-			parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
-				if vs, ok := n.(*parser.VectorSelector); ok && vs.Name != "up" && !exported[vs.Name] {
-					t.Errorf("alert %s queries %s, which neither component exports (have %v)", r.Alert, vs.Name, slices.Sorted(maps.Keys(exported)))
-				}
-				return nil
-			})
 		}
 	}
 }

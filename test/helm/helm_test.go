@@ -33,7 +33,6 @@ import (
 	"helm.sh/helm/v3/pkg/strvals"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -133,26 +132,11 @@ func TestChartLints(t *testing.T) {
 // installs (the Namespace aside, which Helm creates), field for field but for
 // labels, the policy ConfigMap's hash suffix and the chart's policy checksum.
 func TestChartTemplatesApply(t *testing.T) {
-	crds, err := testenv.CertManagerCRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	po, err := testenv.PrometheusOperatorCRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := testenv.StartAPIServer()
+	api, err := testenv.StartForInstalls("mgr-webhook-system")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds, po}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", "mgr-webhook-system").CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	root, _ := testenv.RepoRoot()
 	cases := map[string]struct {
 		values     string
 		kustomized string // the same objects from kustomize: an overlay, with components
@@ -179,14 +163,11 @@ func TestChartTemplatesApply(t *testing.T) {
 			if n := strings.Count(string(out), "(server dry run)"); n != len(chartObjs) {
 				t.Errorf("%d of %d objects applied:\n%s", n, len(chartObjs), out)
 			}
-			dir, err := os.MkdirTemp(root, ".overlay-")
+			dir, err := testenv.KustomizationInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" + tc.kustomized + "\n")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer os.RemoveAll(dir)
-			if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"+tc.kustomized+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
 			kpath, err := testenv.Kustomize(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -329,18 +310,11 @@ func TestREADMEHelmBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crds, err := testenv.CertManagerCRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := testenv.StartAPIServer()
+	api, err := testenv.StartForInstalls()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatal(err)
-	}
 	ch := loadChart(t)
 	ran := 0
 	for _, line := range strings.Split(block, "\n") {

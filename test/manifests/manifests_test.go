@@ -31,7 +31,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
@@ -112,22 +111,11 @@ func (o objects) keys() []string {
 // TestOverlaysApplyToARealAPIServer: kubectl apply --dry-run=server of every
 // overlay succeeds (the API server validates every object and field).
 func TestOverlaysApplyToARealAPIServer(t *testing.T) {
-	crds, err := testenv.CertManagerCRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := testenv.StartAPIServer()
+	api, err := testenv.StartForInstalls("mgr-webhook-system")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatalf("installing cert-manager CRDs from %s: %v", crds, err)
-	}
-	// Server-side dry run cannot create the namespace it then uses.
-	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", "mgr-webhook-system").CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
 	for _, overlay := range overlays {
 		t.Run(overlay, func(t *testing.T) {
 			path, objs := build(t, overlay)

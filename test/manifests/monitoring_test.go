@@ -6,22 +6,17 @@ package manifests
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/rulefmt"
-	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/promql/promqltest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
+	"github.com/rook-mgr/mgr-webhook/internal/alertrules"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
@@ -33,22 +28,15 @@ func withComponents(t *testing.T, overlay string) (string, objects) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(root, ".overlay-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	k := remoteRef.ReplaceAllString(strings.ReplaceAll(block, "manifests/overlays/cert-manager", "manifests/"+overlay), "../$1")
 	if !strings.Contains(k, "../manifests/components/monitoring") || !strings.Contains(k, "../manifests/components/network-policy") {
 		t.Fatalf("the README's kustomization adds not both components:\n%s", block)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+	dir, err := testenv.KustomizationInCheckout(k)
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	return buildDir(t, dir)
 }
 
@@ -58,25 +46,11 @@ func withComponents(t *testing.T, overlay string) (string, objects) {
 // ServiceMonitors at Services with a metrics port that select the pods, the
 // NetworkPolicies at the pods and at ports their containers name.
 func TestMonitoringComponentsApply(t *testing.T) {
-	cm, err := testenv.CertManagerCRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	po, err := testenv.PrometheusOperatorCRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := testenv.StartAPIServer()
+	api, err := testenv.StartForInstalls("mgr-webhook-system")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{cm, po}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", "mgr-webhook-system").CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
 	for _, overlay := range []string{"overlays/self-signed", "overlays/cert-manager"} {
 		t.Run(overlay, func(t *testing.T) {
 			path, objs := withComponents(t, overlay)
@@ -146,46 +120,18 @@ func subset(want, have map[string]string) bool {
 	return true
 }
 
-// alertRules parses the PrometheusRule's groups with Prometheus's own rule
-// parser, strictly (unknown fields and invalid PromQL are errors).
-func alertRules(t *testing.T) map[string]rulefmt.Rule {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(root, "manifests", "components", "monitoring", "prometheusrule.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pr struct {
-		Spec map[string]any `json:"spec"`
-	}
-	if err := yaml.Unmarshal(data, &pr); err != nil {
-		t.Fatal(err)
-	}
-	groups, err := yaml.Marshal(pr.Spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rgs, errs := rulefmt.Parse(groups, false, model.UTF8Validation, parser.NewParser(parser.Options{}), nil)
-	for _, e := range errs {
-		t.Errorf("prometheusrule.yaml: %v", e)
-	}
-	rules := map[string]rulefmt.Rule{}
-	for _, g := range rgs.Groups {
-		for _, r := range g.Rules {
-			rules[r.Alert] = r
-		}
-	}
-	return rules
-}
-
 // TestAlertRules evaluates each alert's expression with Prometheus's PromQL
 // engine on series that must fire it and series that must not; the `for`
 // durations and the severity are checked as values.
 func TestAlertRules(t *testing.T) {
-	rules := alertRules(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := alertrules.Load(root)
+	if err != nil {
+		t.Fatalf("%s: %v", alertrules.File, err)
+	}
 	cases := map[string]struct {
 		load       string // promqltest load block: series at 1m steps
 		fires, not string // the series the alert yields at 90m ("" = none), and a load where it must not fire

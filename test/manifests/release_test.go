@@ -14,7 +14,6 @@ import (
 	"github.com/distribution/reference"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -99,17 +98,11 @@ func TestREADMEInstallsApply(t *testing.T) {
 	}
 	cmVersion := filepath.Base(filepath.Dir(filepath.Dir(crds))) // .../cert-manager@v1.21.2/deploy/crds
 	_, cmVersion, _ = strings.Cut(cmVersion, "@")
-	api, err := testenv.StartAPIServer()
+	api, err := testenv.StartForInstalls("mgr-webhook-system")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", "mgr-webhook-system").CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
 	dists := map[string]string{} // version -> rendered release, for the whole test
 	top := t
 	for _, name := range []string{"release-self-signed", "release-cert-manager", "kustomize"} {

@@ -7,14 +7,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
@@ -41,42 +39,25 @@ func TestOverlayInAnotherNamespace(t *testing.T) {
 		t.Fatalf("the README's overlay sets namespace %q (%v), want another namespace", k.Namespace, err)
 	}
 	ns := k.Namespace
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := testenv.CertManagerCRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := testenv.StartAPIServer()
+	api, err := testenv.StartForInstalls(ns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	if _, err := envtest.InstallCRDs(api.Config, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", ns).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
 	for _, mode := range []string{"cert-manager", "self-signed"} {
 		t.Run(mode, func(t *testing.T) {
 			// kustomize takes relative paths only: the overlay lives in the
 			// checkout and points at it instead of GitHub.
-			dir, err := os.MkdirTemp(root, ".overlay-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(dir) })
 			overlay := strings.ReplaceAll(block, "overlays/cert-manager", "overlays/"+mode)
 			overlay = remoteRef.ReplaceAllString(overlay, "../$1")
 			if overlay == block {
 				t.Fatal("the README's overlay names no https://github.com/rook-mgr/mgr-webhook//...?ref= kustomization")
 			}
-			if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+			dir, err := testenv.KustomizationInCheckout(overlay)
+			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
 			path, objs := buildDir(t, dir)
 			data, err := os.ReadFile(path)
 			if err != nil {
