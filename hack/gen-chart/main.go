@@ -58,19 +58,19 @@ type value struct {
 }
 
 var values = []value{
-	{"Deployment", "mgr-webhook", []string{"spec", "replicas"}, ".Values.webhook.replicas", false, false},
-	{"Deployment", "mgr-webhook", []string{"spec", "template", "spec", "priorityClassName"}, ".Values.webhook.priorityClassName", false, true},
-	{"Deployment", "mgr-webhook", []string{"spec", "template", "spec", "containers", "0", "image"}, `include "mgr-webhook.image" (list . .Values.image.webhook) | quote`, false, false},
-	{"Deployment", "mgr-webhook", []string{"spec", "template", "spec", "containers", "0", "imagePullPolicy"}, ".Values.image.pullPolicy", false, false},
-	{"Deployment", "mgr-webhook", []string{"spec", "template", "spec", "containers", "0", "resources"}, "toYaml .Values.webhook.resources", true, false},
-	{"Deployment", "mgr-bootstrap", []string{"spec", "replicas"}, ".Values.bootstrap.replicas", false, false},
-	{"Deployment", "mgr-bootstrap", []string{"spec", "template", "spec", "priorityClassName"}, ".Values.bootstrap.priorityClassName", false, true},
-	{"Deployment", "mgr-bootstrap", []string{"spec", "template", "spec", "containers", "0", "image"}, `include "mgr-webhook.image" (list . .Values.image.bootstrap) | quote`, false, false},
-	{"Deployment", "mgr-bootstrap", []string{"spec", "template", "spec", "containers", "0", "imagePullPolicy"}, ".Values.image.pullPolicy", false, false},
-	{"Deployment", "mgr-bootstrap", []string{"spec", "template", "spec", "containers", "0", "resources"}, "toYaml .Values.bootstrap.resources", true, false},
-	{"ConfigMap", "mgr-webhook-policy", []string{"data", "policy.yaml"}, "", false, false}, // written as a block scalar, below
-	{"ClusterRoleBinding", "mgr-webhook-metrics-reader", []string{"subjects", "0", "name"}, ".Values.serviceMonitor.prometheusServiceAccount.name", false, false},
-	{"ClusterRoleBinding", "mgr-webhook-metrics-reader", []string{"subjects", "0", "namespace"}, ".Values.serviceMonitor.prometheusServiceAccount.namespace", false, false},
+	{kind: "Deployment", name: "mgr-webhook", path: []string{"spec", "replicas"}, expr: ".Values.webhook.replicas"},
+	{kind: "Deployment", name: "mgr-webhook", path: []string{"spec", "template", "spec", "priorityClassName"}, expr: ".Values.webhook.priorityClassName", optional: true},
+	{kind: "Deployment", name: "mgr-webhook", path: []string{"spec", "template", "spec", "containers", "0", "image"}, expr: `include "mgr-webhook.image" (list . .Values.image.webhook) | quote`},
+	{kind: "Deployment", name: "mgr-webhook", path: []string{"spec", "template", "spec", "containers", "0", "imagePullPolicy"}, expr: ".Values.image.pullPolicy"},
+	{kind: "Deployment", name: "mgr-webhook", path: []string{"spec", "template", "spec", "containers", "0", "resources"}, expr: "toYaml .Values.webhook.resources", block: true},
+	{kind: "Deployment", name: "mgr-bootstrap", path: []string{"spec", "replicas"}, expr: ".Values.bootstrap.replicas"},
+	{kind: "Deployment", name: "mgr-bootstrap", path: []string{"spec", "template", "spec", "priorityClassName"}, expr: ".Values.bootstrap.priorityClassName", optional: true},
+	{kind: "Deployment", name: "mgr-bootstrap", path: []string{"spec", "template", "spec", "containers", "0", "image"}, expr: `include "mgr-webhook.image" (list . .Values.image.bootstrap) | quote`},
+	{kind: "Deployment", name: "mgr-bootstrap", path: []string{"spec", "template", "spec", "containers", "0", "imagePullPolicy"}, expr: ".Values.image.pullPolicy"},
+	{kind: "Deployment", name: "mgr-bootstrap", path: []string{"spec", "template", "spec", "containers", "0", "resources"}, expr: "toYaml .Values.bootstrap.resources", block: true},
+	{kind: "ConfigMap", name: "mgr-webhook-policy", path: []string{"data", "policy.yaml"}, expr: ""}, // written as a block scalar, below
+	{kind: "ClusterRoleBinding", name: "mgr-webhook-metrics-reader", path: []string{"subjects", "0", "name"}, expr: ".Values.serviceMonitor.prometheusServiceAccount.name"},
+	{kind: "ClusterRoleBinding", name: "mgr-webhook-metrics-reader", path: []string{"subjects", "0", "namespace"}, expr: ".Values.serviceMonitor.prometheusServiceAccount.namespace"},
 }
 
 // monitoringKinds carry serviceMonitor.labels, which a Prometheus selects them by.
