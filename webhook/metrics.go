@@ -42,6 +42,15 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(admissions, denials)
+	// Every webhook's series exist from the start, at 0: a rate() in an alert
+	// or dashboard sees "none yet", not a metric that is not there.
+	for _, w := range []string{mutateName, validateName, scaleName} {
+		for _, o := range []string{OutcomeAllowed, OutcomePatched, OutcomeSkipped, OutcomeDenied, OutcomeErrored} {
+			admissions.WithLabelValues(w, o)
+		}
+		denials.WithLabelValues(w, ReasonClusterMissing)
+		denials.WithLabelValues(w, ReasonBadRequest)
+	}
 }
 
 var indexRE = regexp.MustCompile(`\[[^\]]*\]`)

@@ -176,6 +176,16 @@ func TestMetricsAreServedOnlyToAuthorizedScrapers(t *testing.T) {
 	if expiry == nil || int64(expiry.Value) != serving.NotAfter.Unix() {
 		t.Errorf("mgr_webhook_serving_certificate_expiry_timestamp_seconds = %v, want the served certificate's NotAfter %d", expiry, serving.NotAfter.Unix())
 	}
+	// The alerts' webhook series exist before any admission, at 0.
+	for _, name := range []string{"mgr_webhook_admissions_total", "mgr_webhook_denials_total"} {
+		found := false
+		for key, s := range families["mgr-webhook"] {
+			found = found || strings.HasPrefix(key, name+"{") && s.Value == 0
+		}
+		if !found {
+			t.Errorf("a fresh webhook exports no %s series at 0", name)
+		}
+	}
 	for _, phase := range []string{"Pending", "WaitingForPod", "WaitingForMgr", "Ready", "CephUnavailable", "Error"} {
 		key := fmt.Sprintf(`mgr_bootstrap_mgrs{phase=%q}`, phase)
 		if s := families["mgr-bootstrap"][key]; s == nil || s.Value != 0 {
