@@ -7,11 +7,14 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -157,5 +160,60 @@ func checkNamespaceReferences(t *testing.T, objs objects, ns, mode string) {
 	}
 	if _, ok := objs["Certificate/mgr-webhook-serving"]; ok != (mode == "cert-manager") {
 		t.Errorf("%s: serving Certificate present: %v", mode, ok)
+	}
+}
+
+// TestRelocationLeavesOthersObjectsAlone: a kustomization that installs
+// other things beside this one (here a ClusterRoleBinding and a webhook
+// configuration such as cert-manager's) keeps their namespaces: the
+// follow-namespace transformer rewrites our objects only.
+func TestRelocationLeavesOthersObjectsAlone(t *testing.T) {
+	block, err := testenv.READMEBlock("kustomize-overlay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const foreign = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: cert-manager-controller}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{kind: ServiceAccount, name: cert-manager, namespace: cert-manager}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: cert-manager-webhook
+  annotations: {cert-manager.io/inject-ca-from-secret: cert-manager/cert-manager-webhook-ca, cert-manager.io/inject-ca-from: cert-manager/webhook}
+webhooks:
+  - name: webhook.cert-manager.io
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    clientConfig: {service: {name: cert-manager-webhook, namespace: cert-manager, path: /validate}}
+    namespaceSelector:
+      matchExpressions:
+        - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, cert-manager]}
+`
+	k := strings.Replace(remoteRef.ReplaceAllString(block, "../$1"), "resources:\n", "resources:\n  - foreign.yaml\n", 1)
+	dir, err := testenv.KustomizationInCheckout(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "foreign.yaml"), []byte(foreign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, objs := buildDir(t, dir)
+	crb := &rbacv1.ClusterRoleBinding{}
+	objs.get(t, "ClusterRoleBinding/cert-manager-controller", crb)
+	if ns := crb.Subjects[0].Namespace; ns != "cert-manager" {
+		t.Errorf("another's ClusterRoleBinding subject moved to %s", ns)
+	}
+	v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	objs.get(t, "ValidatingWebhookConfiguration/cert-manager-webhook", v)
+	if got := v.Annotations["cert-manager.io/inject-ca-from"]; got != "cert-manager/webhook" {
+		t.Errorf("another's inject-ca-from rewritten to %s", got)
+	}
+	w := v.Webhooks[0]
+	if w.ClientConfig.Service.Namespace != "cert-manager" || !slices.Equal(w.NamespaceSelector.MatchExpressions[0].Values, []string{"kube-system", "cert-manager"}) {
+		t.Errorf("another's webhook rewritten: service %+v, namespaceSelector %+v", w.ClientConfig.Service, w.NamespaceSelector)
 	}
 }
