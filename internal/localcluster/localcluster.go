@@ -14,8 +14,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,7 +23,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
@@ -336,29 +333,7 @@ func (c *Cluster) kubeconfigOf(name string) (string, error) {
 
 // spawn starts a component with its health probe on port and waits for /readyz.
 func (c *Cluster) spawn(ctx context.Context, bin, name string, probe int, args ...string) (*testenv.Process, error) {
-	logPath := filepath.Join(c.WorkDir, name+".log")
-	args = append(args, "--health-probe-bind-address", net.JoinHostPort("127.0.0.1", strconv.Itoa(probe)))
-	p, err := testenv.Spawn(bin, logPath, args...)
-	if err != nil {
-		return nil, err
-	}
-	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", probe)
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
-		if p.Exited() {
-			return false, fmt.Errorf("%s exited; see %s", name, logPath)
-		}
-		resp, err := http.Get(readyz)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		p.Stop(5 * time.Second)
-		return nil, fmt.Errorf("%s not ready: %w (log: %s)", name, err, logPath)
-	}
-	return p, nil
+	return testenv.SpawnReady(ctx, bin, filepath.Join(c.WorkDir, name+".log"), probe, 90*time.Second, args...)
 }
 
 // Stop ends every process this cluster started and removes its files.

@@ -7,12 +7,17 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Process is a child process that logs to a file and dies with its parent.
@@ -123,4 +128,44 @@ func BuildCommands(ctx context.Context, root, dir string, names ...string) error
 		return fmt.Errorf("go build %v: %v\n%s", names, err, out)
 	}
 	return nil
+}
+
+// SpawnReady starts bin as Spawn does, with its health probe on
+// 127.0.0.1:probe (--health-probe-bind-address, appended), and returns once
+// /readyz answers 200. An exit or the timeout is an error naming the log, and
+// stops the process.
+func SpawnReady(ctx context.Context, bin, logPath string, probe int, timeout time.Duration, args ...string) (*Process, error) {
+	args = append(args, "--health-probe-bind-address="+net.JoinHostPort("127.0.0.1", strconv.Itoa(probe)))
+	p, err := Spawn(bin, logPath, args...)
+	if err != nil {
+		return nil, err
+	}
+	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", probe)
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("%s exited", filepath.Base(bin))
+		}
+		resp, err := http.Get(readyz)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		p.Stop(5 * time.Second)
+		return nil, fmt.Errorf("%s not ready: %w (log: %s)", filepath.Base(bin), err, logPath)
+	}
+	return p, nil
+}
+
+// StopAtCleanup stops p when t ends and, if t failed, logs what p wrote.
+func (p *Process) StopAtCleanup(t testing.TB, grace time.Duration) {
+	t.Cleanup(func() {
+		p.Stop(grace)
+		if t.Failed() {
+			log, _ := os.ReadFile(p.Log)
+			t.Logf("%s log:\n%s", filepath.Base(p.Name), log)
+		}
+	})
 }

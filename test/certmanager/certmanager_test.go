@@ -25,7 +25,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,7 +85,7 @@ func TestInjectedCABundleVerifiesTheServedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer api.Stop()
+	t.Cleanup(api.Stop) // after the processes (cleanups run last-in first-out)
 	k8s := api.Client
 	if err := cmapi.AddToScheme(api.Scheme); err != nil {
 		t.Fatal(err)
@@ -134,27 +133,13 @@ func TestInjectedCABundleVerifiesTheServedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proc, err := testenv.Spawn(filepath.Join(binDir, "mgr-webhook"), filepath.Join(t.TempDir(), "mgr-webhook.log"),
+	proc, err := testenv.SpawnReady(ctx, filepath.Join(binDir, "mgr-webhook"), filepath.Join(t.TempDir(), "mgr-webhook.log"), probe, time.Minute,
 		"--kubeconfig", kubeconfig, "--cert-dir", certDir, "--host=127.0.0.1", "--port="+strconv.Itoa(wo.LocalServingPort),
-		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probe), "--shutdown-delay=0s")
+		"--metrics-bind-address=0", "--shutdown-delay=0s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer proc.Stop(10 * time.Second)
-	defer func() {
-		if t.Failed() {
-			log, _ := os.ReadFile(proc.Log)
-			t.Logf("mgr-webhook log:\n%s", log)
-		}
-	}()
-	waitFor(t, 60*time.Second, "mgr-webhook ready", func() bool {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	proc.StopAtCleanup(t, 10*time.Second)
 	cluster := testenv.CephCluster{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "v2:10.0.0.1:3300", Members: "a", AdminKeyring: "[client.admin]\n"}
 	if err := cluster.Create(ctx, k8s); err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ package helm
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +49,7 @@ func TestChartInstalledForReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer api.Stop()
+	t.Cleanup(api.Stop) // after the processes (cleanups run last-in first-out)
 	k8s := api.Client
 
 	kubeconfig, namespace := api.Kubeconfig, ns
@@ -97,37 +95,22 @@ func TestChartInstalledForReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proc, err := testenv.Spawn(filepath.Join(binDir, "mgr-webhook"), filepath.Join(t.TempDir(), "mgr-webhook.log"),
-		"--kubeconfig", asSA, "--cert-mode=self-signed", "--namespace="+ns, "--leader-elect", "--cert-dir="+t.TempDir(),
-		"--policy="+policyFile, "--host="+hostIP, "--port="+strconv.Itoa(port),
-		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probe))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proc.Stop(10 * time.Second)
-	defer func() {
-		if t.Failed() {
-			log, _ := os.ReadFile(proc.Log)
-			t.Logf("mgr-webhook log:\n%s", log)
-		}
-	}()
 	if err := testenv.ServeServiceLocally(ctx, k8s, ns, "mgr-webhook", "https", hostIP, port); err != nil {
 		t.Fatal(err)
 	}
+	proc, err := testenv.SpawnReady(ctx, filepath.Join(binDir, "mgr-webhook"), filepath.Join(t.TempDir(), "mgr-webhook.log"), probe, time.Minute,
+		"--kubeconfig", asSA, "--cert-mode=self-signed", "--namespace="+ns, "--leader-elect", "--cert-dir="+t.TempDir(),
+		"--policy="+policyFile, "--host="+hostIP, "--port="+strconv.Itoa(port), "--metrics-bind-address=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.StopAtCleanup(t, 10*time.Second)
 	poll := func(what string, timeout time.Duration, cond func() bool) {
 		t.Helper()
 		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
 			t.Fatalf("%s: not within %s", what, timeout)
 		}
 	}
-	poll("mgr-webhook ready", time.Minute, func() bool {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
 	poll("the webhook's CA in the chart's configurations", 30*time.Second, func() bool {
 		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 		return k8s.Get(ctx, client.ObjectKey{Name: "mgr-webhook"}, m) == nil && len(m.Webhooks[0].ClientConfig.CABundle) > 0 &&

@@ -49,7 +49,7 @@ func TestMetricsAreServedOnlyToAuthorizedScrapers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer api.Stop()
+	t.Cleanup(api.Stop) // after the processes (cleanups run last-in first-out)
 	kubectl := func(stdin string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(api.Kubectl, append([]string{"--kubeconfig", api.Kubeconfig}, args...)...)
@@ -103,13 +103,7 @@ func TestMetricsAreServedOnlyToAuthorizedScrapers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			p.Stop(5 * time.Second)
-			if t.Failed() {
-				log, _ := os.ReadFile(p.Log)
-				t.Logf("%s log:\n%s", name, log)
-			}
-		})
+		p.StopAtCleanup(t, 5*time.Second)
 		return fmt.Sprintf("https://127.0.0.1:%d/metrics", port)
 	}
 	wo := api.Env.WebhookInstallOptions

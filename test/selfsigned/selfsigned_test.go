@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +58,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer api.Stop()
+	t.Cleanup(api.Stop) // after the processes (cleanups run last-in first-out)
 	k8s := api.Client
 	// The webhook runs as its ServiceAccount with the RBAC of the self-signed
 	// overlay, applied for real: the test fails if that RBAC is not enough.
@@ -84,29 +83,15 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	certDir := t.TempDir()
-	proc, err := testenv.Spawn(bin, filepath.Join(t.TempDir(), "mgr-webhook.log"),
+	proc, err := testenv.SpawnReady(ctx, bin, filepath.Join(t.TempDir(), "mgr-webhook.log"), probe, time.Minute,
 		"--kubeconfig", kubeconfig, "--cert-mode=self-signed", "--namespace="+ns, "--cert-dir="+certDir,
 		"--host=127.0.0.1", "--port="+strconv.Itoa(wo.LocalServingPort), "--cert-extra-sans=127.0.0.1",
 		"--cert-lifetime=12s", "--ca-lifetime=40s", "--cert-check-interval=1s", "--leader-elect",
-		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probe))
+		"--metrics-bind-address=0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer proc.Stop(10 * time.Second)
-	defer func() {
-		if t.Failed() {
-			log, _ := os.ReadFile(proc.Log)
-			t.Logf("mgr-webhook log:\n%s", log)
-		}
-	}()
-	waitFor(t, 60*time.Second, "mgr-webhook ready", func() bool {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probe))
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	proc.StopAtCleanup(t, 10*time.Second)
 
 	// A second replica: it serves what the Secret holds; the leader writes.
 	port2, err := testenv.FreePort()
