@@ -30,6 +30,12 @@ cephx_key() {
 # files, never a command line.
 ceph_cluster() {
   local ns=$1 fsid ip files
+  # A rerun on the same kind cluster keeps the clusters it made (new keys
+  # would not match the running mon's store).
+  if kubectl -n "$ns" get secret rook-ceph-mon >/dev/null 2>&1; then
+    log "namespace $ns: already a Ceph cluster"
+    return
+  fi
   kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl -n "$ns" apply -f test/kind/ceph-mon.yaml >/dev/null
   ip=$(kubectl -n "$ns" get service rook-ceph-mon-a -o jsonpath='{.spec.clusterIP}')

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,7 +188,7 @@ func TestChartTemplatesApply(t *testing.T) {
 				}
 				kustomizeObjs[o.GetKind()+"/"+o.GetName()] = o
 			}
-			if got, want := sortedKeys(chartObjs), sortedKeys(kustomizeObjs); !slices.Equal(got, want) {
+			if got, want := slices.Sorted(maps.Keys(chartObjs)), slices.Sorted(maps.Keys(kustomizeObjs)); !slices.Equal(got, want) {
 				t.Fatalf("the chart renders %v, kustomize %v", got, want)
 			}
 			for key, c := range chartObjs {
@@ -197,15 +198,6 @@ func TestChartTemplatesApply(t *testing.T) {
 			}
 		})
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // comparable is an object without what the chart and kustomize may rightly
@@ -257,7 +249,7 @@ extraLabels: {team: storage}
 		t.Helper()
 		o, ok := objs[key]
 		if !ok {
-			t.Fatalf("%s not rendered (have %v)", key, sortedKeys(objs))
+			t.Fatalf("%s not rendered (have %v)", key, slices.Sorted(maps.Keys(objs)))
 		}
 		v, _, err := unstructured.NestedFieldNoCopy(o.Object, path...)
 		if err != nil {
@@ -395,7 +387,7 @@ networkPolicy: {enabled: true}
 		t.Errorf("metrics reader bound to %v", s)
 	}
 	if objs["NetworkPolicy/mgr-webhook"] == nil || objs["Service/mgr-bootstrap-metrics"] == nil {
-		t.Errorf("components' objects missing: %v", sortedKeys(objs))
+		t.Errorf("components' objects missing: %v", slices.Sorted(maps.Keys(objs)))
 	}
 	for key := range objects(t, template(t, "mgr-webhook-system", values(t, "{}"))) {
 		kind, _, _ := strings.Cut(key, "/")

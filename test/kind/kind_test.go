@@ -118,10 +118,20 @@ func TestCephNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ns = "ceph-kind"
-	cmd := exec.Command(filepath.Join(root, "hack", "e2e-kind.sh"), "ceph", ns)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+api.Kubeconfig, "PATH="+filepath.Dir(api.Kubectl)+":"+os.Getenv("PATH"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hack/e2e-kind.sh ceph %s: %v\n%s", ns, err, out)
+	script := func() string {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(root, "hack", "e2e-kind.sh"), "ceph", ns)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+api.Kubeconfig, "PATH="+filepath.Dir(api.Kubectl)+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("hack/e2e-kind.sh ceph %s: %v\n%s", ns, err, out)
+		}
+		return string(out)
+	}
+	script()
+	// A rerun on the same cluster keeps it as it is.
+	if out := script(); !strings.Contains(out, "already a Ceph cluster") {
+		t.Errorf("second hack/e2e-kind.sh ceph %s: %s", ns, out)
 	}
 
 	svc, mon, cfg, kr := &corev1.Service{}, &corev1.Secret{}, &corev1.Secret{}, &corev1.Secret{}

@@ -4,6 +4,7 @@
 package manifests
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -172,7 +173,7 @@ func TestAlertRules(t *testing.T) {
 			not: `up{job="mgr-bootstrap-metrics", pod="a"} 1x100`,
 		},
 	}
-	if got, want := sortedKeys(rules), sortedKeys(cases); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(rules)), slices.Sorted(maps.Keys(cases)); !slices.Equal(got, want) {
 		t.Fatalf("alerts %v, tested %v", got, want)
 	}
 	engine := promqltest.NewTestEngine(t, false, 0, 100000)
@@ -187,13 +188,4 @@ func TestAlertRules(t *testing.T) {
 			promqltest.RunTest(t, "load 1m\n"+indent(tc.not)+"\neval instant at 90m "+expr+"\n", engine)
 		})
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
