@@ -169,3 +169,18 @@ func (p *Process) StopAtCleanup(t testing.TB, grace time.Duration) {
 		}
 	})
 }
+
+// BuildForTest builds the named commands (cmd/<name>) into a directory of
+// t's, which it returns; a build failure fails t.
+func BuildForTest(t testing.TB, names ...string) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := BuildCommands(t.Context(), root, dir, names...); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -65,10 +65,7 @@ func TestInjectedCABundleVerifiesTheServedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binDir := t.TempDir()
-	if err := testenv.BuildCommands(ctx, root, binDir, "mgr-webhook"); err != nil {
-		t.Fatal(err)
-	}
+	binDir := testenv.BuildForTest(t, "mgr-webhook")
 	crds, err := testenv.CertManagerCRDs()
 	if err != nil {
 		t.Fatal(err)

@@ -37,10 +37,7 @@ func TestChartInstalledForReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binDir := t.TempDir()
-	if err := testenv.BuildCommands(ctx, root, binDir, "mgr-webhook"); err != nil {
-		t.Fatal(err)
-	}
+	binDir := testenv.BuildForTest(t, "mgr-webhook")
 	hostIP, err := testenv.HostIP()
 	if err != nil {
 		t.Fatal(err)

@@ -23,14 +23,7 @@ import (
 // klog) complain; every line of their output must be JSON, and some must
 // come from klog.
 func TestOneLogFormat(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := testenv.BuildCommands(t.Context(), root, dir, "mgr-webhook", "mgr-bootstrap"); err != nil {
-		t.Fatal(err)
-	}
+	dir := testenv.BuildForTest(t, "mgr-webhook", "mgr-bootstrap")
 	// A real API server, and an identity without RBAC: discovery works, every
 	// list and watch is forbidden, and client-go's reflectors say so.
 	api, err := testenv.StartAPIServer()

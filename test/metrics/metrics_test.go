@@ -41,10 +41,7 @@ func TestMetricsAreServedOnlyToAuthorizedScrapers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binDir := t.TempDir()
-	if err := testenv.BuildCommands(ctx, root, binDir, "mgr-webhook", "mgr-bootstrap"); err != nil {
-		t.Fatal(err)
-	}
+	binDir := testenv.BuildForTest(t, "mgr-webhook", "mgr-bootstrap")
 	api, err := testenv.StartWithShippedWebhooks()
 	if err != nil {
 		t.Fatal(err)

@@ -49,10 +49,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binDir := t.TempDir()
-	if err := testenv.BuildCommands(ctx, root, binDir, "mgr-webhook"); err != nil {
-		t.Fatal(err)
-	}
+	binDir := testenv.BuildForTest(t, "mgr-webhook")
 	bin := filepath.Join(binDir, "mgr-webhook")
 	api, err := testenv.StartWithShippedWebhooks()
 	if err != nil {
