@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -57,15 +58,65 @@ func endpoints(ctx context.Context, ns, name string) map[string]int32 {
 	return out
 }
 
-// waitActive waits until the mgr map's active mgr is id, its pod alone is
-// labelled active, and both cluster Services have its pod as their only
-// endpoint; it returns how long that took and the metrics endpoint's port.
-func waitActive(t *testing.T, ns, id string, timeout time.Duration) (time.Duration, int32) {
+// mgrMap is the part of `ceph mgr dump` the failover checks read.
+type mgrMap struct {
+	Epoch      int    `json:"epoch"`
+	Available  bool   `json:"available"`
+	ActiveName string `json:"active_name"`
+	Standbys   []struct {
+		Name string `json:"name"`
+	} `json:"standbys"`
+}
+
+func (m mgrMap) standby(id string) bool {
+	for _, s := range m.Standbys {
+		if s.Name == id {
+			return true
+		}
+	}
+	return false
+}
+
+// waitMgrMap waits until the cluster's mgr map satisfies cond and returns
+// the map and when it was first seen so. The bound is generous because it is
+// Ceph's time, not a promise of ours (a failed mgr respawns and rejoins as a
+// standby in 4-10 s here): what the suite times starts from the moment the
+// map shows the change.
+func waitMgrMap(t *testing.T, ns, what string, cond func(mgrMap) bool) (mgrMap, time.Time) {
 	t.Helper()
-	start := time.Now()
+	var m mgrMap
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		out, err := env.Ceph(ctx, ns, "mgr", "dump")
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		m = mgrMap{}
+		if err := json.Unmarshal(out, &m); err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = fmt.Sprintf("epoch %d, available %t, active %q, standbys %v", m.Epoch, m.Available, m.ActiveName, m.Standbys)
+		return cond(m), nil
+	})
+	if err != nil {
+		t.Fatalf("mgr map of %s: %s not seen within 2m: %s", ns, what, last)
+	}
+	return m, time.Now()
+}
+
+// waitActive waits until the namespace's pods say id alone is active and
+// both cluster Services have its pod as their only endpoint, at most bound
+// after since (when the mgr map showed id active); it returns how long after
+// since that was and the metrics endpoint's port.
+func waitActive(t *testing.T, ns, id string, since time.Time, bound time.Duration) (time.Duration, int32) {
+	t.Helper()
 	var port int32
 	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithDeadline(context.Background(), since.Add(bound))
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		r := roles(ctx, ns)
 		metrics := endpoints(ctx, ns, contract.MetricsServiceName)
 		dash := endpoints(ctx, ns, contract.DashboardServiceName)
@@ -81,9 +132,9 @@ func waitActive(t *testing.T, ns, id string, timeout time.Duration) (time.Durati
 		return r[id] == contract.RoleActive && len(metrics) == 1 && okM && len(dash) == 1 && okD, nil
 	})
 	if err != nil {
-		t.Fatalf("mgr %s not the one behind the Services within %s: %s", id, timeout, last)
+		t.Fatalf("mgr %s not the one behind the Services within %s of the mgr map saying so: %s", id, bound, last)
 	}
-	return time.Since(start), port
+	return time.Since(since), port
 }
 
 // failover: `ceph mgr fail` moves the active mgr; within 15 s the pods'
@@ -92,15 +143,24 @@ func waitActive(t *testing.T, ns, id string, timeout time.Duration) (time.Durati
 // corrected. Runs with mgrs a and b Ready in ns, a active, and leaves a active.
 func failover(t *testing.T, ns string) {
 	ctx := context.Background()
-	waitActive(t, ns, "a", 30*time.Second)
+	_, seen := waitMgrMap(t, ns, "mgr a active", func(m mgrMap) bool { return m.Available && m.ActiveName == "a" })
+	waitActive(t, ns, "a", seen, 15*time.Second)
 	start, calls0 := time.Now(), cephCalls(t, "mgr stat")
 
 	for _, step := range []struct{ fail, active string }{{"a", "b"}, {"b", "a"}} {
+		// Failing the active mgr while the other is not yet a standby (it
+		// restarts after its own failover) leaves Ceph none to promote.
+		before, _ := waitMgrMap(t, ns, fmt.Sprintf("mgr %s active with %s standing by", step.fail, step.active), func(m mgrMap) bool {
+			return m.Available && m.ActiveName == step.fail && m.standby(step.active)
+		})
 		if _, err := env.Ceph(ctx, ns, "mgr", "fail", step.fail); err != nil {
 			t.Fatal(err)
 		}
-		took, port := waitActive(t, ns, step.active, 15*time.Second)
-		t.Logf("ceph mgr fail %s: mgr %s labelled active and alone behind both Services %s later", step.fail, step.active, took.Round(100*time.Millisecond))
+		_, changed := waitMgrMap(t, ns, fmt.Sprintf("mgr %s promoted", step.active), func(m mgrMap) bool {
+			return m.Epoch > before.Epoch && m.Available && m.ActiveName == step.active
+		})
+		took, port := waitActive(t, ns, step.active, changed, 15*time.Second)
+		t.Logf("ceph mgr fail %s: mgr %s labelled active and alone behind both Services %s after the mgr map said so", step.fail, step.active, took.Round(100*time.Millisecond))
 		// The pods' IPs are kwok's; the mgr daemons listen on this host, each
 		// on the port its container declares, which the endpoint carries.
 		body := ""
@@ -130,7 +190,7 @@ func failover(t *testing.T, ns string) {
 	if err := env.Client.Patch(ctx, p, patch); err != nil {
 		t.Fatal(err)
 	}
-	took, _ := waitActive(t, ns, "a", 15*time.Second)
+	took, _ := waitActive(t, ns, "a", time.Now(), 15*time.Second)
 	t.Logf("a hand-set mgr_role=active on standby b corrected in %s", took.Round(100*time.Millisecond))
 	if calls0 >= 0 {
 		elapsed := time.Since(start)
