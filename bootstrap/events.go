@@ -28,6 +28,8 @@ const (
 	ReasonNotOwned          = "NotOwned"
 	ReasonReleased          = "Released"
 	ReasonDashboardPassword = "DashboardPasswordInvalid"
+	// ReasonStatusForged: the status annotation was not the controller's own.
+	ReasonStatusForged = "StatusForged"
 )
 
 var (

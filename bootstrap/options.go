@@ -50,6 +50,9 @@ type Options struct {
 	// RoleInterval is how often each cluster with two or more mgrs is asked
 	// which one is active (`ceph mgr stat`), to label the pods mgr_role.
 	RoleInterval time.Duration
+	// Namespace is the controller's own: where the key that seals its status
+	// lives (Secret StatusKeySecretName), out of Ceph namespace editors' reach.
+	Namespace string
 }
 
 // DefaultOptions are the seed's choices.
@@ -64,5 +67,6 @@ func DefaultOptions() Options {
 		WaitForMgr:          5 * time.Second,
 		CephRetryMax:        10 * time.Second,
 		RoleInterval:        5 * time.Second,
+		Namespace:           "mgr-webhook-system",
 	}
 }

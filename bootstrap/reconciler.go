@@ -50,6 +50,10 @@ type Reconciler struct {
 	unreachable sync.Map // types.NamespacedName -> int
 	// clusterLocks serialize the module runs of a namespace's mgrs.
 	clusterLocks sync.Map // namespace -> *sync.Mutex
+	// seal proves which statuses the controller wrote; lastGood is, per
+	// Deployment, the status it last wrote or verified (seal.go).
+	seal     *sealer
+	lastGood sync.Map // types.UID -> Status
 }
 
 // unavailableRetry retries a Deployment whose Ceph cluster did not answer
@@ -104,10 +108,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	if mutate.LeftAlone(d) {
 		r.written.Delete(d.UID)
+		r.lastGood.Delete(d.UID)
 		return ctrl.Result{}, r.release(ctx, d)
 	}
 	if d.DeletionTimestamp != nil {
 		r.written.Delete(d.UID) // no status is written from here on
+		r.lastGood.Delete(d.UID)
 		return r.finalize(ctx, d, id)
 	}
 	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
@@ -119,7 +125,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 	}
 
-	st := readStatus(d)
+	if !r.seal.ready() {
+		// The status cannot be told from a forgery yet (seal.go).
+		log.V(1).Info("waiting for the status key")
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	st := r.readStatus(d)
 	next := st
 	next.LastError, next.ObservedGeneration = "", d.Generation
 	// The one place status and failure Events are written, whatever the

@@ -85,8 +85,12 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 		Ceph:      cephClient,
 		Recorder:  mgr.GetEventRecorder("mgr-bootstrap"),
 		Options:   o,
+		seal:      &sealer{},
 	}
 	if err := r.SetupWithManager(mgr, maxConcurrent); err != nil {
+		return err
+	}
+	if err := mgr.Add(&statusKeyLoader{client: mgr.GetClient(), reader: mgr.GetAPIReader(), namespace: o.Namespace, s: r.seal}); err != nil {
 		return err
 	}
 	if err := mgr.Add(&RoleWatcher{r: r}); err != nil {

@@ -54,6 +54,9 @@ type Status struct {
 	CephVersion string `json:"cephVersion,omitempty"`
 	// LastError is the last failure, without any key material.
 	LastError string `json:"lastError,omitempty"`
+	// Seal proves the controller wrote this status (see seal.go); a status
+	// without a valid one is not the controller's and is ignored.
+	Seal string `json:"seal,omitempty"`
 }
 
 // StatusOf decodes the status the controller keeps on d: the zero Status
@@ -71,9 +74,37 @@ func StatusOf(d *appsv1.Deployment) (Status, error) {
 	return s, nil
 }
 
-// readStatus is StatusOf for the controller: a garbled status is recomputed.
-func readStatus(d *appsv1.Deployment) Status {
-	s, _ := StatusOf(d)
+// readStatus is StatusOf for the controller: the status it may act on. A
+// status it did not seal (garbled, written by someone else, or not the one
+// it last wrote) is ignored, with an Event: the last status the controller
+// wrote while running, or none, which makes it redo (idempotently) what a new
+// mgr needs, and never disable a module.
+func (r *Reconciler) readStatus(d *appsv1.Deployment) Status {
+	raw := d.Annotations[contract.AnnotationBootstrapStatus]
+	var last Status
+	lastV, remembered := r.lastGood.Load(d.UID)
+	if remembered {
+		last = lastV.(Status)
+	}
+	if raw == "" {
+		if remembered {
+			return last
+		}
+		return Status{}
+	}
+	s, err := StatusOf(d)
+	switch {
+	case err == nil && r.seal.verify(d.UID, s) && (!remembered || s.encode() == last.encode()):
+		r.lastGood.Store(d.UID, s)
+		return s
+	case remembered:
+		s = last
+	default:
+		s = Status{}
+	}
+	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonStatusForged, "Bootstrap",
+		"annotation %s was not written by the controller (its seal does not verify, or it is not the status last written): ignored and rewritten; only the controller writes it",
+		contract.AnnotationBootstrapStatus)
 	return s
 }
 
@@ -122,6 +153,7 @@ func (r *Reconciler) record(ctx context.Context, d *appsv1.Deployment, st Status
 // computed from, so g+1 is exactly the generation written, and recording it as
 // observed keeps the next reconcile at rest instead of chasing its own writes.
 func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st Status) error {
+	st.Seal = r.seal.seal(d.UID, st)
 	if d.Annotations[contract.AnnotationBootstrapStatus] == st.encode() {
 		return nil
 	}
@@ -135,6 +167,7 @@ func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st St
 		if write.ObservedGeneration == observed {
 			write.ObservedGeneration++
 		}
+		write.Seal = r.seal.seal(d.UID, write)
 		patch := client.MergeFromWithOptions(cur.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		if cur.Annotations == nil {
 			cur.Annotations = map[string]string{}
@@ -144,6 +177,7 @@ func (r *Reconciler) saveStatus(ctx context.Context, d *appsv1.Deployment, st St
 		err := r.Client.Patch(ctx, cur, patch)
 		if err == nil {
 			r.written.Store(cur.UID, cur.Generation)
+			r.lastGood.Store(cur.UID, write)
 			return nil
 		}
 		// Status writes of the deployment controller move the resourceVersion

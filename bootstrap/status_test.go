@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,8 +44,76 @@ func TestStatusOf(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), contract.AnnotationBootstrapStatus) || !strings.Contains(err.Error(), "rook-ceph/rook-ceph-mgr-a") {
 		t.Errorf("garbled: %v; want an error naming the annotation and the Deployment", err)
 	}
-	if s := readStatus(with("{not json")); s.Phase != "" {
+	r := &Reconciler{Recorder: events.NewFakeRecorder(8), seal: testSealer()}
+	if s := r.readStatus(with("{not json")); s.Phase != "" {
 		t.Errorf("the controller's reader keeps a garbled status: %+v", s)
+	}
+}
+
+func testSealer() *sealer {
+	s := &sealer{}
+	key := []byte("0123456789abcdef0123456789abcdef")
+	s.key.Store(&key)
+	return s
+}
+
+// TestForgedStatusIgnored: the controller acts only on a status it sealed for
+// this Deployment and, while it remembers one, only on the one it last wrote;
+// anything else is ignored with a StatusForged Event.
+func TestForgedStatusIgnored(t *testing.T) {
+	s := testSealer()
+	sealed := func(uid string, st Status) string {
+		st.Seal = s.seal(types.UID(uid), st)
+		return st.encode()
+	}
+	mine := Status{Phase: PhaseReady, ObservedGeneration: 4, Modules: []string{"prometheus"}, MetricsPort: 9283}
+	older := Status{Phase: PhaseReady, ObservedGeneration: 2, Modules: []string{"prometheus", "nfs", "iostat"}}
+	forged := Status{Phase: PhaseReady, ObservedGeneration: 4, Modules: []string{"prometheus", "nfs", "iostat", "restful"}, MetricsPort: 1}
+	for name, tc := range map[string]struct {
+		annotation string
+		remember   *Status
+		want       Status
+		event      bool
+	}{
+		"sealed":                          {sealed("uid-a", mine), nil, mine, false},
+		"sealed, as last written":         {sealed("uid-a", mine), &mine, mine, false},
+		"unsealed":                        {forged.encode(), nil, Status{}, true},
+		"unsealed, last written known":    {forged.encode(), &mine, mine, true},
+		"another Deployment's seal":       {sealed("uid-b", forged), nil, Status{}, true},
+		"a replay of an older own status": {sealed("uid-a", older), &mine, mine, true},
+		"garbled":                         {"{", nil, Status{}, true},
+		"removed, last written known":     {"", &mine, mine, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := events.NewFakeRecorder(8)
+			r := &Reconciler{Recorder: rec, seal: s}
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr-a", UID: "uid-a"}}
+			if tc.annotation != "" {
+				d.Annotations = map[string]string{contract.AnnotationBootstrapStatus: tc.annotation}
+			}
+			if tc.remember != nil {
+				m := *tc.remember
+				m.Seal = s.seal(d.UID, m)
+				r.lastGood.Store(d.UID, m)
+				tc.want.Seal = m.Seal
+			} else if !tc.event && tc.want.Phase != "" {
+				tc.want.Seal = s.seal(d.UID, tc.want)
+			}
+			got := r.readStatus(d)
+			if got.encode() != tc.want.encode() {
+				t.Errorf("acted on %s\nwant %s", got.encode(), tc.want.encode())
+			}
+			select {
+			case e := <-rec.Events:
+				if !tc.event || !strings.Contains(e, ReasonStatusForged) {
+					t.Errorf("event %q", e)
+				}
+			default:
+				if tc.event {
+					t.Error("no StatusForged Event")
+				}
+			}
+		})
 	}
 }
 
@@ -69,7 +138,7 @@ func TestRecordWritesEveryOutcome(t *testing.T) {
 			d.Generation = 3
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
 			rec := events.NewFakeRecorder(4)
-			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec}
+			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec, seal: testSealer()}
 			cur := &appsv1.Deployment{}
 			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(d), cur); err != nil {
 				t.Fatal(err)
@@ -111,7 +180,7 @@ func TestRecreatedDeploymentIsNotStale(t *testing.T) {
 	fresh := mgr("rook-ceph-mgr-a", "a", "uid-new")
 	fresh.Generation = 1
 	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(fresh).Build()
-	r := &Reconciler{Client: cl, APIReader: cl, Recorder: events.NewFakeRecorder(8), Options: DefaultOptions()}
+	r := &Reconciler{Client: cl, APIReader: cl, Recorder: events.NewFakeRecorder(8), Options: DefaultOptions(), seal: testSealer()}
 	r.written.Store(old.UID, int64(7))
 	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(fresh)})
 	if res.RequeueAfter == time.Second && err == nil {

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -52,6 +54,32 @@ type Policy struct {
 	// Sidecars are containers a Deployment may ask for by name with the
 	// mgr.ceph.rook.io/inject-sidecars annotation.
 	Sidecars map[string]corev1.Container `json:"sidecars,omitempty"`
+	// Exemptions are the mgr Deployments this policy does not govern: the
+	// webhooks leave them as they are, and only these may carry the opt-out
+	// label mgr.ceph.rook.io/managed=false (which then also releases them
+	// from the bootstrap controller). Only the policy's owner grants one: no
+	// label, annotation or owner reference that a Deployment's editor writes
+	// exempts it.
+	Exemptions []Exemption `json:"exemptions,omitempty"`
+}
+
+// Exemption names mgr Deployments the policy leaves alone.
+type Exemption struct {
+	// Namespace the Deployments are in (required).
+	Namespace string `json:"namespace"`
+	// Names of the Deployments; empty exempts every Deployment of Namespace.
+	Names []string `json:"names,omitempty"`
+}
+
+// Exempts reports whether the policy's owner exempted Deployment
+// namespace/name.
+func (p *Policy) Exempts(namespace, name string) bool {
+	for _, e := range p.Exemptions {
+		if e.Namespace == namespace && (len(e.Names) == 0 || slices.Contains(e.Names, name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ImagePolicy restricts the Ceph images a mgr may run.
@@ -171,6 +199,17 @@ func (p *Policy) validate() field.ErrorList {
 	}
 	if p.ServerAddrInitContainers.ConnectTimeoutSeconds < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("serverAddrInitContainers", "connectTimeoutSeconds"), p.ServerAddrInitContainers.ConnectTimeoutSeconds, "must be positive"))
+	}
+	for i, e := range p.Exemptions {
+		fp := field.NewPath("exemptions").Index(i)
+		if msgs := validation.IsDNS1123Label(e.Namespace); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(fp.Child("namespace"), e.Namespace, "must name a namespace: "+strings.Join(msgs, "; ")))
+		}
+		for j, n := range e.Names {
+			if msgs := validation.IsDNS1123Subdomain(n); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(fp.Child("names").Index(j), n, "must name a Deployment: "+strings.Join(msgs, "; ")))
+			}
+		}
 	}
 	for name, c := range p.Sidecars {
 		fp := field.NewPath("sidecars").Key(name)

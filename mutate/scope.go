@@ -13,23 +13,36 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// LeftAlone reports whether an object is someone else's to manage: opted out
-// with LabelManaged=false, or owned by a Rook CephCluster (Rook's operator
-// completes and runs those mgrs itself). The webhook configurations decide
-// the same at the API server; this is the handlers' and controller's copy.
+// LeftAlone reports whether the bootstrap controller lets go of an object:
+// labelled LabelManaged=false, or owned by a Rook CephCluster (Rook's
+// operator bootstraps those mgrs itself). Letting go only spares the
+// object's own editor work; what binds them is the webhooks' Governs, where
+// neither the label nor an owner reference exempts by itself.
 func LeftAlone(o metav1.Object) bool {
-	if o.GetLabels()[contract.LabelManaged] == "false" {
-		return true
-	}
-	for _, r := range o.GetOwnerReferences() {
-		if r.Kind == contract.CephClusterKind && strings.HasPrefix(r.APIVersion, contract.RookAPIGroup+"/") {
-			return true
-		}
-	}
-	return false
+	return o.GetLabels()[contract.LabelManaged] == "false" || RookOwner(o) != nil
 }
 
-// Managed reports whether this project completes, validates and bootstraps d.
+// RookOwner returns the ceph.rook.io CephCluster owner reference of o, or
+// nil. The API server does not check that an owner exists: only a caller
+// that finds a live CephCluster of that UID may treat o as Rook's.
+func RookOwner(o metav1.Object) *metav1.OwnerReference {
+	for _, r := range o.GetOwnerReferences() {
+		if r.Kind == contract.CephClusterKind && strings.HasPrefix(r.APIVersion, contract.RookAPIGroup+"/") {
+			return &r
+		}
+	}
+	return nil
+}
+
+// Governs reports whether the policy binds Deployment namespace/name: a mgr that the
+// policy's owner did not exempt and that no live Rook CephCluster owns
+// (rookOwned, which the caller verified by the owner's UID).
+func (p *Policy) Governs(namespace, name string, isMgr, rookOwned bool) bool {
+	return isMgr && !rookOwned && !p.Exempts(namespace, name)
+}
+
+// Managed reports whether this project completes, validates and bootstraps
+// d, as the controller sees it.
 func Managed(d *appsv1.Deployment) bool { return IsMgr(d) && !LeftAlone(d) }
 
 // systemAnnotations are written by controllers, not users: a change to them

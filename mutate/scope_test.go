@@ -75,8 +75,9 @@ func TestValidateStaysMgr(t *testing.T) {
 	}{
 		"label removed with finalizer": {mgr(true), func() *appsv1.Deployment { d := mgr(true); delete(d.Labels, "app"); return d }(), true},
 		"label changed with finalizer": {mgr(true), func() *appsv1.Deployment { d := mgr(true); d.Labels["app"] = "x"; return d }(), true},
-		"label and finalizer removed":  {mgr(true), func() *appsv1.Deployment { d := mgr(false); delete(d.Labels, "app"); return d }(), false},
-		"no finalizer":                 {mgr(false), func() *appsv1.Deployment { d := mgr(false); delete(d.Labels, "app"); return d }(), false},
+		"label and finalizer removed":  {mgr(true), func() *appsv1.Deployment { d := mgr(false); delete(d.Labels, "app"); return d }(), true},
+		"no finalizer":                 {mgr(false), func() *appsv1.Deployment { d := mgr(false); delete(d.Labels, "app"); return d }(), true},
+		"never a mgr":                  {func() *appsv1.Deployment { d := mgr(false); delete(d.Labels, "app"); return d }(), func() *appsv1.Deployment { d := mgr(false); delete(d.Labels, "app"); return d }(), false},
 		"being deleted": {mgr(true), func() *appsv1.Deployment {
 			d := mgr(true)
 			delete(d.Labels, "app")

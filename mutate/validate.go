@@ -77,6 +77,13 @@ func validate(d *appsv1.Deployment, info ClusterInfo, p *Policy, oneErrorPerMist
 		errs = append(errs, field.Invalid(field.NewPath("spec", "selector", "matchLabels").Key(contract.LabelMgrID), got,
 			fmt.Sprintf("the selector must match mgr=%q so that no two mgr Deployments select each other's pods", id)))
 	}
+	// The opt-out is the policy owner's to grant (Policy.Exemptions): an
+	// exempt Deployment is never validated, so here it is always refused.
+	if v, ok := d.Labels[contract.LabelManaged]; ok {
+		errs = append(errs, field.Forbidden(labelsPath.Key(contract.LabelManaged), fmt.Sprintf(
+			"label %s=%s is honoured only on Deployments the policy exempts; remove it, or ask the policy's owner to add {namespace: %s, names: [%s]} to the policy's exemptions",
+			contract.LabelManaged, v, info.Namespace, d.Name)))
+	}
 	if r := d.Spec.Replicas; r != nil && *r > 1 {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "replicas"), *r,
 			"a mgr Deployment runs at most 1 pod (a mgr id must not run twice); add a standby as another Deployment with its own mgr id"))
@@ -172,17 +179,17 @@ func errorKey(e *field.Error) string {
 	return fmt.Sprintf("%s\x00%s\x00%v", e.Type, e.Field, e.BadValue)
 }
 
-// ValidateStaysMgr refuses an update that takes a mgr out of the mgr set
-// (label app removed or changed) while the bootstrap controller's finalizer is
-// still on it: the controller watches only mgr Deployments, so it would never
-// see the deletion and the finalizer would hold the Deployment forever.
+// ValidateStaysMgr refuses an update that takes a governed mgr out of the
+// mgr set (label app removed or changed): the webhooks and the controller
+// select mgrs by it, so the Deployment, still running ceph-mgr with its
+// key, would leave the policy and hold the controller's finalizer forever.
 func ValidateStaysMgr(old, d *appsv1.Deployment) field.ErrorList {
-	if !IsMgr(old) || IsMgr(d) || d.DeletionTimestamp != nil || !slices.Contains(d.Finalizers, contract.FinalizerCephxKey) {
+	if !IsMgr(old) || IsMgr(d) || d.DeletionTimestamp != nil {
 		return nil
 	}
 	return field.ErrorList{field.Forbidden(labelsPath.Key(contract.LabelApp), fmt.Sprintf(
-		"label app=%s cannot be removed or changed while finalizer %s is on the Deployment: the bootstrap controller would lose sight of it and the finalizer would never be removed; delete the Deployment instead (its cephx key is removed), or first label it %s=false so that the controller lets go",
-		contract.AppName, contract.FinalizerCephxKey, contract.LabelManaged))}
+		"label app=%s cannot be removed or changed: the Deployment would leave the policy while it runs mgr %q; delete the Deployment instead (its cephx key is removed), or ask the policy's owner to exempt it",
+		contract.AppName, MgrID(old)))}
 }
 
 // mgrFlag returns the value of --flag in the mgr container's args.

@@ -43,12 +43,33 @@ var clusters = staticClusters{
 	"ceph-east": {Namespace: "ceph-east", FSID: "47913c99-d1ed-4a9b-bd55-2b49490b1229"},
 }
 
+// staticLive is a LiveLookup for handler unit tests: CephCluster rook-ceph
+// of liveCephClusterUID in every namespace, and Deployments by ns/name.
+type staticLive map[string]metav1.Object
+
+const liveCephClusterUID = "6f1d7c3e-live"
+
+func (s staticLive) CephClusterLive(_ context.Context, _ string, ref metav1.OwnerReference) (bool, error) {
+	return ref.Name == "rook-ceph" && ref.UID == liveCephClusterUID, nil
+}
+
+func (s staticLive) Deployment(_ context.Context, ns, name string) (metav1.Object, error) {
+	if o, ok := s[ns+"/"+name]; ok {
+		return o, nil
+	}
+	return nil, nil
+}
+
+var live = staticLive{
+	"rook-ceph/rook-ceph-mgr-new": &metav1.ObjectMeta{Name: "rook-ceph-mgr-new", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "new"}},
+}
+
 func newMutator(t testing.TB, p *mutate.Policy) *admission.Webhook {
-	return &admission.Webhook{Handler: &Mutator{Clusters: clusters, Policy: p}}
+	return &admission.Webhook{Handler: &Mutator{Clusters: clusters, Live: live, Policy: p}}
 }
 
 func newValidator(t testing.TB, p *mutate.Policy) *admission.Webhook {
-	return &admission.Webhook{Handler: &Validator{Clusters: clusters, Policy: p}}
+	return &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: live, Policy: p}}
 }
 
 var deploymentKind = metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -295,9 +316,9 @@ func TestDecoderAgreesWithAPIMachinery(t *testing.T) {
 // object, is a 400 from every handler, never an allow.
 func TestMalformedReviews(t *testing.T) {
 	handlers := map[string]admission.Handler{
-		"mutate":   &Mutator{Clusters: clusters, Policy: mutate.DefaultPolicy()},
-		"validate": &Validator{Clusters: clusters, Policy: mutate.DefaultPolicy()},
-		"scale":    &ScaleValidator{Mgrs: staticMgrs{}},
+		"mutate":   &Mutator{Clusters: clusters, Live: live, Policy: mutate.DefaultPolicy()},
+		"validate": &Validator{Clusters: clusters, Live: live, Policy: mutate.DefaultPolicy()},
+		"scale":    &ScaleValidator{Mgrs: staticMgrs{}, Live: live, Policy: mutate.DefaultPolicy()},
 	}
 	update := request(admissionv1.Update, []byte(`{"apiVersion":"apps/v1","kind":"Deployment"}`), nil)
 	for hname, h := range handlers {

@@ -27,6 +27,9 @@ const (
 const (
 	ReasonClusterMissing = "cluster-objects-missing"
 	ReasonBadRequest     = "bad-request"
+	// ReasonOwnerUnverified: a CephCluster owner reference could not be
+	// checked against the API server (the request is refused, not trusted).
+	ReasonOwnerUnverified = "owner-unverified"
 )
 
 var (
@@ -50,6 +53,7 @@ func init() {
 		}
 		denials.WithLabelValues(w, ReasonClusterMissing)
 		denials.WithLabelValues(w, ReasonBadRequest)
+		denials.WithLabelValues(w, ReasonOwnerUnverified)
 	}
 }
 

@@ -26,6 +26,7 @@ var deploymentGK = schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"}
 // Mutator completes mgr Deployments on CREATE and UPDATE.
 type Mutator struct {
 	Clusters ClusterLookup
+	Live     LiveLookup
 	Policy   *mutate.Policy
 }
 
@@ -48,13 +49,17 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 	if !ok {
 		return resp
 	}
-	if !mutate.Managed(d) {
-		count(mutateName, OutcomeSkipped)
-		return admission.Allowed("not a managed mgr Deployment")
-	}
 	if d.DeletionTimestamp != nil {
 		count(mutateName, OutcomeSkipped)
 		return admission.Allowed("being deleted")
+	}
+	gov, err := governs(ctx, m.Live, m.Policy, namespaceOf(req, d), d, mutate.IsMgr(d))
+	if err != nil {
+		return denyOwner(ctx, mutateName, d, err)
+	}
+	if !gov {
+		count(mutateName, OutcomeSkipped)
+		return admission.Allowed("not a mgr Deployment the policy governs")
 	}
 	info, err := m.Clusters.Lookup(namespaceOf(req, d))
 	if err != nil {
@@ -138,6 +143,13 @@ func denyCluster(ctx context.Context, webhook string, d *appsv1.Deployment, err 
 		return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.Invalid(fp, missing.Namespace, err.Error())}, []string{ReasonClusterMissing})
 	}
 	return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.InternalError(fp, err)}, []string{ReasonBadRequest})
+}
+
+// denyOwner refuses a Deployment whose CephCluster owner could not be
+// checked: a forged owner reference must not pass for Rook's.
+func denyOwner(ctx context.Context, webhook string, d *appsv1.Deployment, err error) admission.Response {
+	return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.InternalError(field.NewPath("metadata", "ownerReferences"),
+		fmt.Errorf("%w; retry, and check that the webhook may get cephclusters.ceph.rook.io", err))}, []string{ReasonOwnerUnverified})
 }
 
 // deny refuses the request for policy errs, counted by their fields.

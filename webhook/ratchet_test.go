@@ -13,6 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
@@ -50,15 +51,28 @@ func TestValidatorRatchets(t *testing.T) {
 		"status annotation": {func(d *appsv1.Deployment) {
 			metav1.SetMetaDataAnnotation(&d.ObjectMeta, contract.AnnotationBootstrapStatus, "{}")
 		}, ""},
-		"finalizer removed":             {func(d *appsv1.Deployment) { d.Finalizers = nil }, ""},
-		"being deleted":                 {func(d *appsv1.Deployment) { d.DeletionTimestamp = &now; d.Labels["app"] = "x" }, ""},
-		"scaled to 0":                   {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](0) }, ""},
-		"image made older":              {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v16.2.14" }, "spec.template.spec.containers[0].image"},
-		"foreign registry":              {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "example.com/ceph:v17.2.0" }, "spec.template.spec.containers[0].image"},
-		"new violation beside":          {func(d *appsv1.Deployment) { d.Spec.Template.Spec.HostNetwork = true }, "spec.template.spec.hostNetwork"},
-		"second replica":                {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](2) }, "spec.replicas"},
-		"app label removed":             {func(d *appsv1.Deployment) { delete(d.Labels, "app") }, "metadata.labels[app]"},
-		"app label, finalizer gone":     {func(d *appsv1.Deployment) { delete(d.Labels, "app"); d.Finalizers = nil }, ""},
+		"finalizer removed":         {func(d *appsv1.Deployment) { d.Finalizers = nil }, ""},
+		"being deleted":             {func(d *appsv1.Deployment) { d.DeletionTimestamp = &now; d.Labels["app"] = "x" }, ""},
+		"scaled to 0":               {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](0) }, ""},
+		"image made older":          {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v16.2.14" }, "spec.template.spec.containers[0].image"},
+		"foreign registry":          {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "example.com/ceph:v17.2.0" }, "spec.template.spec.containers[0].image"},
+		"new violation beside":      {func(d *appsv1.Deployment) { d.Spec.Template.Spec.HostNetwork = true }, "spec.template.spec.hostNetwork"},
+		"second replica":            {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](2) }, "spec.replicas"},
+		"app label removed":         {func(d *appsv1.Deployment) { delete(d.Labels, "app") }, "metadata.labels[app]"},
+		"app label, finalizer gone": {func(d *appsv1.Deployment) { delete(d.Labels, "app"); d.Finalizers = nil }, "metadata.labels[app]"},
+		"opt-out label":             {func(d *appsv1.Deployment) { d.Labels[contract.LabelManaged] = "false" }, "metadata.labels[mgr.ceph.rook.io/managed]"},
+		"opt-out label and 3 replicas": {func(d *appsv1.Deployment) {
+			d.Labels[contract.LabelManaged] = "false"
+			d.Spec.Replicas = ptrTo[int32](3)
+		}, "spec.replicas"},
+		"forged CephCluster owner and privileged": {func(d *appsv1.Deployment) {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: "forged"}}
+			d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
+		}, "securityContext.privileged"},
+		"live CephCluster owner and privileged": {func(d *appsv1.Deployment) {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: liveCephClusterUID}}
+			d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
+		}, ""},
 		"fixed beside an old violation": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v17.2.7" }, ""},
 	}
 	for name, tc := range cases {
@@ -123,8 +137,15 @@ func TestScaleValidator(t *testing.T) {
 	mgrs := staticMgrs{
 		"rook-ceph/rook-ceph-mgr-a": &metav1.ObjectMeta{Name: "rook-ceph-mgr-a", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}},
 		"rook-ceph/rook-ceph-mgr-z": &metav1.ObjectMeta{Name: "rook-ceph-mgr-z", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "z", contract.LabelManaged: "false"}},
+		"rook-ceph/rook-ceph-mgr-x": &metav1.ObjectMeta{Name: "rook-ceph-mgr-x", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "x", contract.LabelManaged: "false"}},
+		"rook-ceph/rook-ceph-mgr-f": &metav1.ObjectMeta{Name: "rook-ceph-mgr-f", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "f"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: "forged"}}},
+		"rook-ceph/rook-ceph-mgr-r": &metav1.ObjectMeta{Name: "rook-ceph-mgr-r", Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "r"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: liveCephClusterUID}}},
 	}
-	h := &admission.Webhook{Handler: &ScaleValidator{Mgrs: mgrs}}
+	exempting := mutate.DefaultPolicy()
+	exempting.Exemptions = []mutate.Exemption{{Namespace: "rook-ceph", Names: []string{"rook-ceph-mgr-x"}}}
+	h := &admission.Webhook{Handler: &ScaleValidator{Mgrs: mgrs, Live: live, Policy: exempting}}
 	scaleKind := metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 	req := func(name string, replicas int32, raw []byte) admission.Request {
 		r := request(admissionv1.Update, raw, nil)
@@ -146,9 +167,14 @@ func TestScaleValidator(t *testing.T) {
 	}{
 		"mgr to 3":           {req("rook-ceph-mgr-a", 3, nil), false, 422},
 		"mgr to 1":           {req("rook-ceph-mgr-a", 1, nil), true, 0},
-		"opted-out mgr to 3": {req("rook-ceph-mgr-z", 3, nil), true, 0},
-		"namesake to 3":      {req("rook-ceph-mgr-web", 3, nil), true, 0},
-		"garbage":            {req("rook-ceph-mgr-a", 0, []byte("{")), false, 400},
+		"opted-out mgr to 3": {req("rook-ceph-mgr-z", 3, nil), false, 422},
+		"exempt mgr to 3":    {req("rook-ceph-mgr-x", 3, nil), true, 0},
+		"forged owner to 3":  {req("rook-ceph-mgr-f", 3, nil), false, 422},
+		"Rook's mgr to 3":    {req("rook-ceph-mgr-r", 3, nil), true, 0},
+		// Not cached yet: read from the API server.
+		"uncached mgr to 3": {req("rook-ceph-mgr-new", 3, nil), false, 422},
+		"namesake to 3":     {req("rook-ceph-mgr-web", 3, nil), true, 0},
+		"garbage":           {req("rook-ceph-mgr-a", 0, []byte("{")), false, 400},
 		// A review may leave name and namespace to the object.
 		"mgr to 3, named only in the Scale": {func() admission.Request {
 			r := req("rook-ceph-mgr-a", 3, nil)

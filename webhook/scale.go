@@ -25,7 +25,9 @@ import (
 // have) and replicas > 1 with matchConditions, and the handler tells a mgr
 // from a namesake by the mgr Deployments it caches.
 type ScaleValidator struct {
-	Mgrs MgrLookup
+	Mgrs   MgrLookup
+	Live   LiveLookup
+	Policy *mutate.Policy
 }
 
 var _ admission.Handler = &ScaleValidator{}
@@ -65,9 +67,28 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 		name = sc.Name
 	}
 	meta, ok := s.Mgrs.MgrDeployment(ns, name)
-	if !ok || mutate.LeftAlone(meta) {
+	if !ok {
+		// Not cached yet (just created, or the watch is reconnecting): a
+		// miss must not wave a mgr through, so ask the API server.
+		live, err := s.Live.Deployment(ctx, ns, name)
+		if err != nil {
+			count(scaleName, OutcomeErrored, ReasonBadRequest)
+			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("cannot read Deployment %s/%s to check its scale: %w; retry", ns, name, err))
+		}
+		meta, ok = live, live != nil
+	}
+	isMgr := ok && meta.GetLabels()[contract.LabelApp] == contract.AppName
+	var gov bool
+	if isMgr {
+		var err error
+		if gov, err = governs(ctx, s.Live, s.Policy, ns, meta, true); err != nil {
+			count(scaleName, OutcomeDenied, ReasonOwnerUnverified)
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+	}
+	if !gov {
 		count(scaleName, OutcomeSkipped)
-		return admission.Allowed("not a managed mgr Deployment")
+		return admission.Allowed("not a mgr Deployment the policy governs")
 	}
 	errs := field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, fmt.Sprintf(
 		"mgr Deployment %s runs at most 1 pod (mgr %q must not run twice); scale it to 0 or 1, and add a standby as another mgr Deployment with its own mgr id",

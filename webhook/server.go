@@ -39,11 +39,11 @@ const (
 // validating webhook of their scale subresource to srv. The framework caps
 // request bodies, recovers and counts panics, and exports
 // controller_runtime_webhook_* metrics per path.
-func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, policy *mutate.Policy, drain *Drain) {
+func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, live LiveLookup, policy *mutate.Policy, drain *Drain) {
 	for path, h := range map[string]admission.Handler{
-		MutatePath:        &Mutator{Clusters: clusters, Policy: policy},
-		ValidatePath:      &Validator{Clusters: clusters, Policy: policy},
-		ValidateScalePath: &ScaleValidator{Mgrs: clusters},
+		MutatePath:        &Mutator{Clusters: clusters, Live: live, Policy: policy},
+		ValidatePath:      &Validator{Clusters: clusters, Live: live, Policy: policy},
+		ValidateScalePath: &ScaleValidator{Mgrs: clusters, Live: live, Policy: policy},
 	} {
 		var hook http.Handler = &admission.Webhook{Handler: h}
 		if drain != nil {
@@ -68,7 +68,11 @@ func Setup(mgr manager.Manager, cfg *rest.Config, policy *mutate.Policy, drain *
 	if err := mgr.Add(clusters); err != nil {
 		return nil, err
 	}
-	Register(mgr.GetWebhookServer(), clusters, policy, drain)
+	live, err := NewMetadataLookup(cfg)
+	if err != nil {
+		return nil, err
+	}
+	Register(mgr.GetWebhookServer(), clusters, live, policy, drain)
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 // behind the mutator, which sees the object after every mutating webhook.
 type Validator struct {
 	Clusters ClusterLookup
+	Live     LiveLookup
 	Policy   *mutate.Policy
 }
 
@@ -26,13 +27,17 @@ var _ admission.Handler = &Validator{}
 
 const validateName = "validate"
 
-// Handle validates CREATE and UPDATE of mgr Deployments. It never blocks
-// cleanup: an object being deleted, and an update that changes no spec,
-// label or user annotation (status, finalizer, owner and controller writes),
-// is admitted without a look at policy or cluster, and other updates are
-// judged only on the violations they introduce (mutate.ValidateUpdate). The
-// webhook configuration's matchConditions spare the API server the call for
-// the same cases; this is the same rule for configurations without them.
+// Handle validates CREATE and UPDATE of mgr Deployments the policy governs
+// (neither exempted by the policy's owner nor owned by a live CephCluster).
+// It never blocks cleanup: an object being deleted, and an update that
+// changes no spec, label or user annotation (status, finalizer, owner and
+// controller writes), is admitted without a look at policy or cluster, and
+// other updates are judged only on the violations they introduce
+// (mutate.ValidateUpdate). A governed mgr cannot leave the policy by its
+// editor's hand: dropping label app is refused, and the opt-out label or a
+// CephCluster owner reference exempts nothing by itself. The webhook
+// configuration's matchConditions spare the API server the call for the
+// cleanup cases; this is the same rule for configurations without them.
 func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if resp, bad := malformed(req, validateName); bad {
 		return resp
@@ -45,30 +50,41 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	if !ok {
 		return resp
 	}
+	if d.DeletionTimestamp != nil {
+		count(validateName, OutcomeSkipped)
+		return admission.Allowed("being deleted")
+	}
+	ns := namespaceOf(req, d)
 	var old *appsv1.Deployment
 	if req.Operation == admissionv1.Update {
 		if old, resp, ok = decodeDeployment(req, req.OldObject.Raw, validateName); !ok {
 			return resp
 		}
-		if d.DeletionTimestamp != nil {
-			count(validateName, OutcomeSkipped)
-			return admission.Allowed("being deleted")
+		oldGoverned, err := governs(ctx, v.Live, v.Policy, ns, old, mutate.IsMgr(old))
+		if err != nil {
+			return denyOwner(ctx, validateName, d, err)
 		}
-		if errs := mutate.ValidateStaysMgr(old, d); len(errs) > 0 {
-			return deny(ctx, validateName, d, errs)
-		}
-		if !mutate.Managed(old) {
-			old = nil // entering the mgr set: judged as a new mgr
-		} else if mutate.IntentUnchanged(old, d) {
+		switch {
+		case !oldGoverned:
+			old = nil // entering the policy: judged as a new mgr
+		case mutate.IntentUnchanged(old, d):
 			count(validateName, OutcomeSkipped)
 			return admission.Allowed("no change of spec, labels or annotations")
+		default:
+			if errs := mutate.ValidateStaysMgr(old, d); len(errs) > 0 {
+				return deny(ctx, validateName, d, errs)
+			}
 		}
 	}
-	if !mutate.Managed(d) {
-		count(validateName, OutcomeSkipped)
-		return admission.Allowed("not a managed mgr Deployment")
+	gov, err := governs(ctx, v.Live, v.Policy, ns, d, mutate.IsMgr(d))
+	if err != nil {
+		return denyOwner(ctx, validateName, d, err)
 	}
-	info, err := v.Clusters.Lookup(namespaceOf(req, d))
+	if !gov {
+		count(validateName, OutcomeSkipped)
+		return admission.Allowed("not a mgr Deployment the policy governs")
+	}
+	info, err := v.Clusters.Lookup(ns)
 	if err != nil {
 		var missing *MissingClusterObjectsError
 		if old != nil && errors.As(err, &missing) && mutate.SpecUnchanged(old, d) {

@@ -64,6 +64,7 @@ func main() {
 	flag.DurationVar(&o.CephRetryMax, "ceph-retry-max", o.CephRetryMax, "the longest wait between attempts while a Ceph cluster does not answer (from 1s, doubling)")
 	flag.DurationVar(&o.RoleInterval, "mgr-role-interval", o.RoleInterval, "how often each cluster with two or more mgrs is asked which mgr is active (`ceph mgr stat`), to label the pods mgr_role")
 	flag.IntVar(&maxConcurrent, "max-concurrent-reconciles", 8, "mgr Deployments reconciled at once")
+	flag.StringVar(&o.Namespace, "namespace", "", "the controller's own namespace, where Secret "+bootstrap.StatusKeySecretName+" seals its status (default: the pod's namespace in-cluster, else --leader-election-namespace, else "+o.Namespace+")")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	printVersion := flag.Bool("version", false, "print the version and exit")
@@ -107,6 +108,8 @@ func main() {
 		}
 	}
 
+	o.Namespace = ownNamespace(o.Namespace, leaderElectionNamespace)
+
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		fail(err)
@@ -145,6 +148,21 @@ func main() {
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		fail(err)
 	}
+}
+
+// ownNamespace is the flag's value, else the pod's namespace in-cluster,
+// else the leader election's, else the default.
+func ownNamespace(flagValue, leaderElection string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	if leaderElection != "" {
+		return leaderElection
+	}
+	return bootstrap.DefaultOptions().Namespace
 }
 
 func fail(err error) {

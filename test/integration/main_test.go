@@ -42,6 +42,14 @@ var (
 	}
 )
 
+// policy is the default policy with the exemptions its owner granted: the
+// only Deployments that may opt out.
+func policy() *mutate.Policy {
+	p := mutate.DefaultPolicy()
+	p.Exemptions = []mutate.Exemption{{Namespace: "rook-ceph", Names: []string{"rook-ceph-mgr-z", "rook-ceph-mgr-legacy"}}}
+	return p
+}
+
 func TestMain(m *testing.M) {
 	code, err := run(m)
 	if err != nil {
@@ -67,7 +75,7 @@ func run(m *testing.M) (int, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clusters, err = testenv.ServeWebhooks(ctx, api, mutate.DefaultPolicy())
+	clusters, err = testenv.ServeWebhooks(ctx, api, policy())
 	if err != nil {
 		return 1, err
 	}

@@ -1,0 +1,75 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// TestForgedStatusSteersNoCephWrite: the status annotation is writable by
+// anyone who may edit the Deployment. A forged one (extra modules that are on
+// in Ceph, phase Ready, other ports, no seal) makes the controller run no
+// ceph write at all (no `mgr module disable`, nothing else): it says so in a
+// StatusForged Event and overwrites the forgery with its own status.
+func TestForgedStatusSteersNoCephWrite(t *testing.T) {
+	ctx := context.Background()
+	c := cephs[nsMain]
+	name := readyMgr(t, nsMain, "a", nil)
+	// Pacific enables these by default; none is wanted by the controller.
+	victims := []string{"iostat", "nfs", "restful"}
+	on := enabledModules(t, c)
+	for _, m := range victims {
+		if !on[m] {
+			t.Fatalf("module %s is not on in Ceph (on: %v): the test needs modules a forgery could ask to disable", m, on)
+		}
+	}
+	writes := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"kind": "write"})
+	disables := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "mgr module disable"})
+
+	d := &appsv1.Deployment{}
+	if err := get(ctx, nsMain, name, d); err != nil {
+		t.Fatal(err)
+	}
+	real := status(t, nsMain, name)
+	forged := real
+	forged.Modules = append(slices.Clone(real.Modules), victims...)
+	forged.Phase, forged.MetricsPort, forged.DashboardPort, forged.Seal = bootstrap.PhaseReady, 1, 2, ""
+	raw, err := json.Marshal(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Annotations[contract.AnnotationBootstrapStatus] = string(raw)
+	d.Labels["forged"] = "yes" // a reconcile follows either way
+	if err := k8s.Patch(ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, nsMain, name, bootstrap.ReasonStatusForged, 20*time.Second)
+	eventually(t, 20*time.Second, "the forged status overwritten", func(ctx context.Context) (bool, error) {
+		s := status(t, nsMain, name)
+		return s.Seal != "" && s.MetricsPort == real.MetricsPort && s.DashboardPort == real.DashboardPort && !slices.Contains(s.Modules, "nfs"), nil
+	})
+	if n := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "mgr module disable"}) - disables; n != 0 {
+		t.Errorf("%v `ceph mgr module disable` calls after a forged status; want 0", n)
+	}
+	if n := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"kind": "write"}) - writes; n != 0 {
+		t.Errorf("%v ceph writes after a forged status; want 0", n)
+	}
+	on = enabledModules(t, c)
+	for _, m := range victims {
+		if !on[m] {
+			t.Errorf("module %s was turned off by a forged status", m)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// editor is a namespace editor of rook-ceph: the built-in edit ClusterRole's
+// rules bound in that namespace only, the people the policy constrains. The
+// bindings name system:aggregate-to-edit and -view, which hold them: edit is
+// filled by kube-controller-manager's aggregation controller, which this API
+// server runs without.
+const editor = "alice@example.com"
+
+func asEditor(t *testing.T) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	for _, role := range []string{"system:aggregate-to-edit", "system:aggregate-to-view"} {
+		rb := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "alice-" + strings.TrimPrefix(role, "system:"), Namespace: "rook-ceph"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: editor}},
+		}
+		if err := k8s.Create(ctx, rb); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(api.ConfigAs(editor), client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestEditorCannotLeaveThePolicy: impersonating a namespace editor, no path
+// stores a mgr Deployment that breaks the policy: not the opt-out label (at
+// create, or on update alone or with a spec change), not a CephCluster owner
+// reference naming no live CephCluster, not removing label app, not another
+// name or another mgr's id, not the scale subresource. Each refusal names the
+// field, and the stored mgr is as it was.
+func TestEditorCannotLeaveThePolicy(t *testing.T) {
+	ctx := context.Background()
+	alice := asEditor(t)
+	forgedOwner := []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: "0d2c7f43-no-such-cluster"}}
+	privileged := func(d *appsv1.Deployment) {
+		d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
+	}
+
+	creates := map[string]struct {
+		edit  func(d *appsv1.Deployment)
+		field string
+	}{
+		"opt-out label, 3 replicas, privileged": {func(d *appsv1.Deployment) {
+			d.Labels[contract.LabelManaged] = "false"
+			d.Spec.Replicas = ptr[int32](3)
+			privileged(d)
+		}, "metadata.labels[mgr.ceph.rook.io/managed]"},
+		"forged CephCluster owner, foreign image": {func(d *appsv1.Deployment) {
+			d.OwnerReferences = forgedOwner
+			d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/ceph:v17.2.0"
+		}, "spec.template.spec.containers[0].image"},
+		"forged CephCluster owner, hostPath /": {func(d *appsv1.Deployment) {
+			d.OwnerReferences = forgedOwner
+			addHostPath(d, "/")
+		}, "spec.template.spec.volumes"},
+		"another name for mgr a": {func(d *appsv1.Deployment) { d.Name = "rook-ceph-mgr-a2" }, "metadata.name"},
+		"another mgr's id":       {func(d *appsv1.Deployment) { d.Name, d.Labels["mgr"] = "rook-ceph-mgr-q", "a" }, "metadata.name"},
+	}
+	for name, tc := range creates {
+		t.Run("create: "+name, func(t *testing.T) {
+			d := example(t)
+			tc.edit(d)
+			err := alice.Create(ctx, d)
+			if err == nil {
+				deleteDeployment(t, d.Namespace, d.Name)
+				t.Fatal("admitted")
+			}
+			assertDenied(t, err, tc.field)
+		})
+	}
+
+	mgr := example(t)
+	if err := alice.Create(ctx, mgr); err != nil {
+		t.Fatalf("the editor's minimal mgr: %v", err)
+	}
+	defer deleteDeployment(t, mgr.Namespace, mgr.Name)
+	updates := map[string]struct {
+		edit  func(d *appsv1.Deployment)
+		field string
+	}{
+		"opt-out label alone": {func(d *appsv1.Deployment) { d.Labels[contract.LabelManaged] = "false" }, "metadata.labels[mgr.ceph.rook.io/managed]"},
+		"opt-out label, 3 replicas, privileged": {func(d *appsv1.Deployment) {
+			d.Labels[contract.LabelManaged] = "false"
+			d.Spec.Replicas = ptr[int32](3)
+			privileged(d)
+		}, "spec.replicas"},
+		"forged CephCluster owner, 2 replicas": {func(d *appsv1.Deployment) {
+			d.OwnerReferences = forgedOwner
+			d.Spec.Replicas = ptr[int32](2)
+		}, "spec.replicas"},
+		"label app removed":                  {func(d *appsv1.Deployment) { delete(d.Labels, contract.LabelApp) }, "metadata.labels[app]"},
+		"label app removed, then privileged": {func(d *appsv1.Deployment) { delete(d.Labels, contract.LabelApp); privileged(d) }, "metadata.labels[app]"},
+	}
+	for name, tc := range updates {
+		t.Run("update: "+name, func(t *testing.T) {
+			cur := getDeployment(t, mgr.Namespace, mgr.Name)
+			p := client.MergeFrom(cur.DeepCopy())
+			tc.edit(cur)
+			err := alice.Patch(ctx, cur, p)
+			if err == nil {
+				t.Fatal("admitted")
+			}
+			assertDenied(t, err, tc.field)
+			assertUntouched(t, mgr)
+		})
+	}
+
+	// The issue's own command line, through kubectl as the editor.
+	t.Run("kubectl patch: opt out, 3 replicas, privileged", func(t *testing.T) {
+		out, err := kubectl(t, nil, "--as", editor, "patch", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--type=strategic", "-p",
+			`{"metadata":{"labels":{"mgr.ceph.rook.io/managed":"false"}},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"mgr","securityContext":{"privileged":true}}]}}}}`)
+		if err == nil || !strings.Contains(out, "spec.replicas") || !strings.Contains(out, "privileged") || !strings.Contains(out, contract.LabelManaged) {
+			t.Errorf("%v\n%s\nwant a denial naming spec.replicas, privileged and the opt-out label", err, out)
+		}
+		assertUntouched(t, mgr)
+	})
+	t.Run("kubectl scale to 3", func(t *testing.T) {
+		if out, err := kubectl(t, nil, "--as", editor, "scale", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--replicas=3"); err == nil || !strings.Contains(out, "spec.replicas") {
+			t.Errorf("%v\n%s\nwant a denial naming spec.replicas", err, out)
+		}
+		assertUntouched(t, mgr)
+	})
+}
+
+// assertUntouched: the stored mgr still runs one unprivileged pod, opted
+// into the policy.
+func assertUntouched(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	got := getDeployment(t, d.Namespace, d.Name)
+	if r := got.Spec.Replicas; r == nil || *r != 1 {
+		t.Errorf("replicas %v after the refusal", r)
+	}
+	if _, ok := got.Labels[contract.LabelManaged]; ok || got.Labels[contract.LabelApp] != contract.AppName || len(got.OwnerReferences) != 0 {
+		t.Errorf("labels %v, owners %v after the refusal", got.Labels, got.OwnerReferences)
+	}
+	for _, c := range got.Spec.Template.Spec.Containers {
+		if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+			t.Errorf("container %s privileged after the refusal", c.Name)
+		}
+	}
+}
