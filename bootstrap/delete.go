@@ -29,6 +29,11 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 	}
 	b := &scope{r: r, d: d, id: id}
 	entity := "mgr." + id
+	if !r.readStatus(d).KeyOwned {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete",
+			"cephx key %s kept: this controller did not create it (its sealed status has no record of it); if nothing uses it, remove it by hand: ceph auth rm %s", entity, entity)
+		return ctrl.Result{}, r.removeFinalizer(ctx, d)
+	}
 	user, err := r.keyUser(ctx, d, id)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -30,6 +30,10 @@ const (
 	ReasonDashboardPassword = "DashboardPasswordInvalid"
 	// ReasonStatusForged: the status annotation was not the controller's own.
 	ReasonStatusForged = "StatusForged"
+	// ReasonKeyNotOwned: the mgr's cephx key existed before; left as it is.
+	ReasonKeyNotOwned = "KeyNotOwned"
+	// ReasonKeyAdopted: an existing cephx key adopted, as the policy allows.
+	ReasonKeyAdopted = "KeyAdopted"
 )
 
 var (
@@ -39,4 +43,6 @@ var (
 	errNotOwned = errors.New("not owned by this Deployment")
 	// errDashboardPassword marks a password Secret the controller cannot use.
 	errDashboardPassword = errors.New("dashboard password Secret unusable")
+	// errKeyNotOurs: the mgr's cephx key existed before the controller made one.
+	errKeyNotOurs = errors.New("cephx key not created by this controller")
 )

@@ -5,6 +5,7 @@ package bootstrap
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,8 +18,12 @@ import (
 )
 
 // ensureKeyring creates Secret rook-ceph-mgr-<id>-keyring from the cluster's
-// key for mgr.<id>, repairing the key's caps when they differ (EINVAL).
-func (b *scope) ensureKeyring(ctx context.Context) error {
+// key for mgr.<id>. The controller creates that key when Ceph has none and
+// records so (next.KeyOwned, in its sealed status); a key that existed before
+// belongs to someone else (a mgr run by other tooling) and is neither used,
+// re-capped nor later removed, unless the policy allows adoption
+// (AdoptExistingKeys). Only an owned key's caps are repaired (EINVAL).
+func (b *scope) ensureKeyring(ctx context.Context, st Status, next *Status) error {
 	d, id, r := b.d, b.id, b.r
 	have := &corev1.Secret{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: contract.KeyringSecretName(id)}, have)
@@ -36,16 +41,35 @@ func (b *scope) ensureKeyring(ctx context.Context) error {
 		return err
 	}
 	entity := "mgr." + id
+	_, err = r.Ceph.GetKey(ctx, conn, entity)
+	creating, adopting := ceph.IsNotFound(err), false
+	switch {
+	case creating:
+	case err != nil:
+		return err
+	case st.KeyOwned:
+	case r.AdoptExistingKeys:
+		adopting = true
+	default:
+		return fmt.Errorf("%w: cephx key %s exists in Ceph, and this controller did not create it: it is neither used, re-capped nor removed. If no other mgr uses it, remove it (ceph auth rm %s) and the controller makes a new one; or let the policy adopt existing keys (adoptExistingKeys: true)",
+			errKeyNotOurs, entity, entity)
+	}
 	key, err := r.Ceph.GetOrCreateKey(ctx, conn, entity, r.Caps)
 	if ceph.IsInvalid(err) {
-		// The key exists with other caps: make them ours rather than fail forever.
+		// An owned key with other caps: make them ours rather than fail forever.
 		if err = r.Ceph.SetCaps(ctx, conn, entity, r.Caps); err == nil {
-			r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyCapsRepaired, "Repair", "cephx key %s existed with other caps; caps set to %v", entity, r.Caps)
+			r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyCapsRepaired, "Repair", "cephx key %s had other caps; caps set to %v", entity, r.Caps)
 			key, err = r.Ceph.GetKey(ctx, conn, entity)
 		}
 	}
 	if err != nil {
 		return err
+	}
+	if creating || adopting {
+		next.KeyOwned = true
+	}
+	if adopting {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyAdopted, "Adopt", "cephx key %s existed; adopted as the policy allows (adoptExistingKeys): it is removed with this Deployment", entity)
 	}
 	secret := keyringSecret(d, id, key, r.Caps)
 	if err := controllerutil.SetControllerReference(d, secret, r.Client.Scheme()); err != nil {

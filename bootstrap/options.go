@@ -50,6 +50,10 @@ type Options struct {
 	// RoleInterval is how often each cluster with two or more mgrs is asked
 	// which one is active (`ceph mgr stat`), to label the pods mgr_role.
 	RoleInterval time.Duration
+	// AdoptExistingKeys lets the controller take over a mgr.<id> key that
+	// existed before it made one: re-cap it, use it, and remove it with the
+	// Deployment (the policy's adoptExistingKeys).
+	AdoptExistingKeys bool
 	// Namespace is the controller's own: where the key that seals its status
 	// lives (Secret StatusKeySecretName), out of Ceph namespace editors' reach.
 	Namespace string

@@ -106,6 +106,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		log.V(1).Info("cache behind our last status write; looking again shortly", "cached", d.Generation, "written", g)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
+	if !r.seal.ready() {
+		// The status cannot be told from a forgery yet (seal.go), and the
+		// finalizer needs it too (which keys are ours).
+		log.V(1).Info("waiting for the status key")
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if mutate.LeftAlone(d) {
 		r.written.Delete(d.UID)
 		r.lastGood.Delete(d.UID)
@@ -125,11 +131,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 	}
 
-	if !r.seal.ready() {
-		// The status cannot be told from a forgery yet (seal.go).
-		log.V(1).Info("waiting for the status key")
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
 	st := r.readStatus(d)
 	next := st
 	next.LastError, next.ObservedGeneration = "", d.Generation
@@ -157,7 +158,7 @@ func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *S
 	if err := r.ensurePDB(ctx, d, ds.Items); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := b.ensureKeyring(ctx); err != nil {
+	if err := b.ensureKeyring(ctx, st, next); err != nil {
 		return ctrl.Result{}, err
 	}
 	want, conflict := clusterModules(ds.Items, d.Namespace, r.Modules)

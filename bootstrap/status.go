@@ -52,6 +52,10 @@ type Status struct {
 	DashboardPort int32 `json:"dashboardPort,omitempty"`
 	// CephVersion is the release the mgr reported when its modules were planned.
 	CephVersion string `json:"cephVersion,omitempty"`
+	// KeyOwned records that the controller created mgr.<id>'s cephx key (or
+	// adopted it, where the policy allows): only then may it re-cap the key
+	// or remove it with the Deployment.
+	KeyOwned bool `json:"keyOwned,omitempty"`
 	// LastError is the last failure, without any key material.
 	LastError string `json:"lastError,omitempty"`
 	// Seal proves the controller wrote this status (see seal.go); a status
@@ -129,6 +133,9 @@ func (r *Reconciler) record(ctx context.Context, d *appsv1.Deployment, st Status
 	case errors.Is(err, errNotOwned):
 		st.Phase = PhaseError
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonNotOwned, "Bootstrap", "%v", err)
+	case errors.Is(err, errKeyNotOurs):
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyNotOwned, "Bootstrap", "%v", err)
 	case errors.Is(err, errDashboardPassword):
 		st.Phase = PhaseError
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonDashboardPassword, "ConfigureDashboard", "%v", err)

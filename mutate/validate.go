@@ -224,7 +224,9 @@ func validateImage(fp *field.Path, s string, p *Policy) field.ErrorList {
 		return field.ErrorList{field.Invalid(fp, s, "not a valid image reference: "+err.Error())}
 	}
 	if !slices.Contains(p.Images.AllowedRepositories, img.Repository) {
-		return field.ErrorList{field.NotSupported(fp, img.Repository, p.Images.AllowedRepositories)}
+		// The whole reference is the bad value: a grandfathered foreign
+		// image cannot move to another tag or digest of its repository.
+		return field.ErrorList{field.NotSupported(fp, s, p.Images.AllowedRepositories)}
 	}
 	switch {
 	case img.Tag == "latest":
@@ -254,7 +256,9 @@ func validateVolumes(spec *corev1.PodSpec, id string, info ClusterInfo, p *Polic
 		if v.HostPath != nil {
 			clean := path.Clean(v.HostPath.Path)
 			if clean != logDir && !strings.HasPrefix(clean, logDir+"/") {
-				errs = append(errs, field.Forbidden(fp.Child("hostPath", "path"),
+				// The path is the bad value: the ratchet grandfathers this
+				// path, not any path of this volume.
+				errs = append(errs, field.Invalid(fp.Child("hostPath", "path"), v.HostPath.Path,
 					fmt.Sprintf("hostPath %q is outside the cluster's log directory %q; use an emptyDir or a path under it", v.HostPath.Path, logDir)))
 			}
 		}

@@ -108,7 +108,7 @@ func TestValidateRules(t *testing.T) {
 				d.Spec.Template.Spec.Volumes = append(d.Spec.Template.Spec.Volumes, corev1.Volume{Name: "root",
 					VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/rook/rook-ceph/log/../../../../etc"}}})
 			},
-			"spec.template.spec.volumes[5].hostPath.path", field.ErrorTypeForbidden, "outside the cluster's log directory"},
+			"spec.template.spec.volumes[5].hostPath.path", field.ErrorTypeInvalid, "outside the cluster's log directory"},
 		"fsid of another cluster": {
 			func(d *appsv1.Deployment, _ *Policy) {
 				setArg(mgrContainer(d), "--fsid", "47913c99-d1ed-4a9b-bd55-2b49490b1229")
@@ -147,7 +147,7 @@ func TestValidateRules(t *testing.T) {
 				d.Spec.Template.Spec.Volumes = append(d.Spec.Template.Spec.Volumes, corev1.Volume{Name: "evil",
 					VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/rook/rook-ceph/log-evil"}}})
 			},
-			"spec.template.spec.volumes[5].hostPath.path", field.ErrorTypeForbidden, "outside the cluster's log directory"},
+			"spec.template.spec.volumes[5].hostPath.path", field.ErrorTypeInvalid, "outside the cluster's log directory"},
 		"unknown sidecar": {
 			func(d *appsv1.Deployment, _ *Policy) {
 				d.Annotations = map[string]string{contract.AnnotationInjectSidecars: "log-colector"}
@@ -313,6 +313,45 @@ func TestWarningsOnlyOnSurprises(t *testing.T) {
 			}
 			if len(res.Warnings) != tc.want {
 				t.Errorf("warnings %q, want %d", res.Warnings, tc.want)
+			}
+		})
+	}
+}
+
+// TestRatchetComparesTheWholeValue: a grandfathered violation stays
+// writable as it is, but cannot be repointed: a hostPath outside the log
+// directory cannot move to another path, a foreign image cannot move to
+// another tag of its repository.
+func TestRatchetComparesTheWholeValue(t *testing.T) {
+	info := testClusters["rook-ceph"]
+	withHostPath := func(p string) *appsv1.Deployment {
+		d := completedMinimal(t)
+		d.Spec.Template.Spec.Volumes = append(d.Spec.Template.Spec.Volumes, corev1.Volume{Name: "host",
+			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p}}})
+		return d
+	}
+	withImage := func(img string) *appsv1.Deployment {
+		d := completedMinimal(t)
+		mgrContainer(d).Image = img
+		return d
+	}
+	for name, tc := range map[string]struct {
+		old, d *appsv1.Deployment
+		field  string // "" when admitted
+	}{
+		"hostPath kept":          {withHostPath("/var/lib/rook/exporter"), withHostPath("/var/lib/rook/exporter"), ""},
+		"hostPath repointed":     {withHostPath("/var/lib/rook/exporter"), withHostPath("/"), "spec.template.spec.volumes[5].hostPath.path"},
+		"foreign image kept":     {withImage("example.com/ceph:v17.2.0"), withImage("example.com/ceph:v17.2.0"), ""},
+		"foreign image retagged": {withImage("example.com/ceph:v17.2.0"), withImage("example.com/ceph:v18.2.0"), "spec.template.spec.containers[0].image"},
+		"foreign image moved":    {withImage("example.com/ceph:v17.2.0"), withImage("evil.example.com/x:v17.2.0"), "spec.template.spec.containers[0].image"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			errs := ValidateUpdate(tc.old, tc.d, info, DefaultPolicy())
+			switch {
+			case tc.field == "" && len(errs) > 0:
+				t.Errorf("refused: %v", errs)
+			case tc.field != "" && !slices.ContainsFunc(errs, func(e *field.Error) bool { return e.Field == tc.field }):
+				t.Errorf("errors %v, want one on %s", errs, tc.field)
 			}
 		})
 	}

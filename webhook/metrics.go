@@ -30,6 +30,9 @@ const (
 	// ReasonOwnerUnverified: a CephCluster owner reference could not be
 	// checked against the API server (the request is refused, not trusted).
 	ReasonOwnerUnverified = "owner-unverified"
+	// ReasonTooLarge and ReasonOverloaded: refused by Bound before reading.
+	ReasonTooLarge   = "too-large"
+	ReasonOverloaded = "overloaded"
 )
 
 var (
@@ -54,6 +57,8 @@ func init() {
 		denials.WithLabelValues(w, ReasonClusterMissing)
 		denials.WithLabelValues(w, ReasonBadRequest)
 		denials.WithLabelValues(w, ReasonOwnerUnverified)
+		denials.WithLabelValues(w, ReasonTooLarge)
+		denials.WithLabelValues(w, ReasonOverloaded)
 	}
 }
 

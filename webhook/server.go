@@ -36,16 +36,21 @@ const (
 )
 
 // Register adds the mutating and validating webhooks of Deployments and the
-// validating webhook of their scale subresource to srv. The framework caps
-// request bodies, recovers and counts panics, and exports
+// validating webhook of their scale subresource to srv, bounded against
+// their callers (Bound: body size, read deadline, requests in flight). The
+// framework recovers and counts panics, and exports
 // controller_runtime_webhook_* metrics per path.
 func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, live LiveLookup, policy *mutate.Policy, drain *Drain) {
-	for path, h := range map[string]admission.Handler{
-		MutatePath:        &Mutator{Clusters: clusters, Live: live, Policy: policy},
-		ValidatePath:      &Validator{Clusters: clusters, Live: live, Policy: policy},
-		ValidateScalePath: &ScaleValidator{Mgrs: clusters, Live: live, Policy: policy},
+	bound := NewBound()
+	for path, h := range map[string]struct {
+		name string
+		h    admission.Handler
+	}{
+		MutatePath:        {mutateName, &Mutator{Clusters: clusters, Live: live, Policy: policy}},
+		ValidatePath:      {validateName, &Validator{Clusters: clusters, Live: live, Policy: policy}},
+		ValidateScalePath: {scaleName, &ScaleValidator{Mgrs: clusters, Live: live, Policy: policy}},
 	} {
-		var hook http.Handler = &admission.Webhook{Handler: h}
+		hook := bound.Wrap(h.name, &admission.Webhook{Handler: h.h})
 		if drain != nil {
 			hook = drain.Wrap(hook)
 		}

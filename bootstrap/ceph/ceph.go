@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -59,7 +60,9 @@ type Error struct {
 	Errno syscall.Errno
 	// Unavailable is set when the cluster could not be reached in time.
 	Unavailable bool
-	// Message is the first line of stderr (the CLI never prints keys there).
+	// Message is the first line of stderr, redacted: the CLI prints a key it
+	// cannot decode (`... type=key val=<key>: Malformed input`), so every
+	// value after val= or key = and every cephx-key-shaped token is cut.
 	Message string
 }
 
@@ -195,7 +198,20 @@ func resultOf(err error) string {
 	return "error"
 }
 
+// noCoreDumps is set once: a core dump of the controller or of a ceph child
+// would hold the admin key, and the node's core_pattern may keep it.
+var noCoreDumps = sync.OnceValue(func() error {
+	return unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0})
+})
+
 func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) {
+	if err := noCoreDumps(); err != nil {
+		return nil, &Error{Command: c.Name, Message: "cannot disable core dumps (RLIMIT_CORE): " + err.Error()}
+	}
+	// mon_host goes into ceph.conf verbatim: a line break would add options.
+	if strings.ContainsAny(conn.MonHost, "\r\n") {
+		return nil, &Error{Command: c.Name, Message: "mon_host (Secret rook-ceph-config) holds a line break; it must be one line of mon addresses"}
+	}
 	timeout, connect := r.Timeout, r.ConnectTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -247,7 +263,7 @@ func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) 
 	if err == nil {
 		return stdout.Bytes(), nil
 	}
-	msg := stableMessage(firstLine(stderr.String()))
+	msg := stableMessage(firstLine(Redact(stderr.String())))
 	if ctx.Err() != nil {
 		return nil, &Error{Command: c.Name, Unavailable: true, Message: fmt.Sprintf("no answer within %s", timeout)}
 	}
@@ -323,6 +339,22 @@ var logPrefix = regexp.MustCompile(`^\d{4}-\d\d-\d\dT[0-9:.]+[+-]\d{4} [0-9a-f]+
 // every retry.
 func stableMessage(msg string) string {
 	return logPrefix.ReplaceAllString(msg, "")
+}
+
+var (
+	valueRE     = regexp.MustCompile(`(val=)[^\s:]+`)
+	keyAssignRE = regexp.MustCompile(`(?i)(\bkey\s*[=:]\s*)\S+`)
+	base64RE    = regexp.MustCompile(`[A-Za-z0-9+/]{32,}={0,2}`)
+)
+
+// Redact cuts what may be key material from ceph's output: the value of
+// every val= and key = (or key:), and every base64 run of 32 or more
+// characters (a cephx key is 40). It runs on the whole text, before anything
+// is cut to length, so no fragment of a key survives a truncation.
+func Redact(s string) string {
+	s = valueRE.ReplaceAllString(s, "${1}<redacted>")
+	s = keyAssignRE.ReplaceAllString(s, "${1}<redacted>")
+	return base64RE.ReplaceAllString(s, "<redacted>")
 }
 
 // firstLine keeps the first non-empty line of stderr, bounded.

@@ -6,10 +6,12 @@ package ceph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -315,5 +317,88 @@ func TestModulesForRelease(t *testing.T) {
 		if s := fmt.Sprintf("always %v enabled %v disabled %v", got.AlwaysOn, got.Enabled, got.Disabled); s != want {
 			t.Errorf("%v: %s, want %s", rel, s, want)
 		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	key := "AQBGm2VnSECRETSECRETSECRETSECRETSECRE0A=="
+	for name, tc := range map[string]struct{ in, want string }{
+		"the CLI's undecodable key": {"auth: error parsing file /dev/fd/4: error setting modifier for [client.admin] type=key val=" + key + ": Malformed input",
+			"auth: error parsing file /dev/fd/4: error setting modifier for [client.admin] type=key val=<redacted>: Malformed input"},
+		"a value that is not base64": {"type=key val=AQB!not-base64: Malformed input", "type=key val=<redacted>: Malformed input"},
+		"a keyring line":             {"[client.admin]\n\tkey = " + key, "[client.admin]\n\tkey = <redacted>"},
+		"a bare key":                 {"unexpected " + key + " here", "unexpected <redacted> here"},
+		"a key as JSON":              {`{"key": "` + key + `"}`, `{"key": "<redacted>"}`},
+		"a plain message":            {"Error EINVAL: key for mgr.a exists but cap mon does not match", "Error EINVAL: key for mgr.a exists but cap mon does not match"},
+		"a path":                     {"error parsing file /var/lib/ceph/mgr/ceph-a/keyring", "error parsing file /var/lib/ceph/mgr/ceph-a/keyring"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := Redact(tc.in); got != tc.want {
+				t.Errorf("Redact = %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNoKeyInErrors: the real CLI, given a keyring whose key it cannot
+// decode (it then prints the key), or a Secret that is no keyring at all,
+// fails with an error that quotes no byte of it.
+func TestNoKeyInErrors(t *testing.T) {
+	ctx := context.Background()
+	r := &Runner{Timeout: 20 * time.Second, ConnectTimeout: 5 * time.Second}
+	for name, keyring := range map[string]string{
+		"undecodable key": "[client.admin]\n\tkey = AQBGm2VnSECRETSECRETSECRETSECRETSECRE0A==\n",
+		"not base64":      "[client.admin]\n\tkey = AQBGm2Vn!SECRETSECRET\n",
+		"corrupted":       "[client.admin\nkey AQBGm2VnSECRETSECRETSECRETSECRETSECRE0A==\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			conn := liveConn()
+			conn.AdminKeyring = []byte(keyring)
+			_, err := r.Run(ctx, conn, Command{Name: "mgr stat", Kind: Read, Args: []string{"mgr", "stat"}})
+			if err == nil {
+				t.Fatal("a call with a bad keyring succeeded")
+			}
+			t.Logf("error: %v", err)
+			for _, secret := range []string{"SECRET", "AQBGm2Vn", "RETSECRE"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("the error quotes the key: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestChildHardening: the ceph child may not dump core (a core holds the
+// admin key), and a mon_host with a line break (which would add options to
+// ceph.conf) is refused before any child runs.
+func TestChildHardening(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	limits := filepath.Join(dir, "ceph")
+	if err := os.WriteFile(limits, []byte("#!/bin/sh\ngrep 'Max core file size' /proc/self/limits >&2\nexit 22\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Binary: limits, Timeout: 10 * time.Second}
+	_, err := r.Run(ctx, liveConn(), Command{Name: "limits", Kind: Read})
+	var e *Error
+	if !errors.As(err, &e) || !regexp.MustCompile(`^Max core file size\s+0\s+0\s`).MatchString(e.Message) {
+		t.Errorf("the child's core limit: %v; want soft and hard 0", err)
+	}
+	ran := filepath.Join(dir, "ran")
+	marker := filepath.Join(dir, "marker")
+	if err := os.WriteFile(ran, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Binary = ran
+	for _, host := range []string{"127.0.0.1:6789\nkeyring = /etc/shadow", "127.0.0.1:6789\r", "\n"} {
+		conn := liveConn()
+		conn.MonHost = host
+		_, err := r.Run(ctx, conn, Command{Name: "mgr stat", Kind: Read, Args: []string{"mgr", "stat"}})
+		if err == nil || !strings.Contains(err.Error(), "mon_host") || !strings.Contains(err.Error(), "line break") {
+			t.Errorf("mon_host %q: %v; want a refusal naming mon_host", host, err)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the CLI ran with a mon_host holding a line break")
 	}
 }

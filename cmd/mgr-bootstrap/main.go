@@ -56,7 +56,7 @@ func main() {
 	flag.DurationVar(&cephTimeout, "ceph-timeout", 30*time.Second, "deadline of each ceph call (the CLI's connect timeout does not bound a stuck mgr)")
 	flag.DurationVar(&connectTimeout, "ceph-connect-timeout", 15*time.Second, "the ceph CLI's --connect-timeout")
 	flag.StringVar(&modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may override with annotation mgr.ceph.rook.io/modules)")
-	flag.StringVar(&policyFile, "policy", "", "the webhook's policy file; its modules are the default of --modules")
+	flag.StringVar(&policyFile, "policy", "", "the webhook's policy file; its modules are the default of --modules, and its adoptExistingKeys is read")
 	flag.StringVar(&caps, "caps", "mgr-profile", `caps of a mgr's cephx key: "mgr-profile" (mon 'allow profile mgr', mds/osd 'allow *', Rook's) or "allow-all" (the seed's 'allow *')`)
 	flag.StringVar(&o.OrchestratorBackend, "orchestrator-backend", o.OrchestratorBackend, "orchestrator backend set once its module is on; empty to skip")
 	flag.DurationVar(&o.ModuleTimeout, "module-timeout", o.ModuleTimeout, "how long one module step is retried while the mgr restarts")
@@ -90,7 +90,7 @@ func main() {
 	}
 	modulesSet := false
 	flag.Visit(func(f *flag.Flag) { modulesSet = modulesSet || f.Name == "modules" })
-	if policyFile != "" && !modulesSet {
+	if policyFile != "" {
 		data, err := os.ReadFile(policyFile)
 		if err != nil {
 			fail(err)
@@ -99,7 +99,10 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		modules = strings.Join(p.Modules, ",")
+		if !modulesSet {
+			modules = strings.Join(p.Modules, ",")
+		}
+		o.AdoptExistingKeys = p.AdoptExistingKeys
 	}
 	o.Modules = nil
 	for _, m := range strings.Split(modules, ",") {

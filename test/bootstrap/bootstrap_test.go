@@ -258,13 +258,55 @@ func TestLegacyServicesMigrated(t *testing.T) {
 	}
 }
 
-// TestKeyWithOtherCapsIsRepaired, then deleted with its Deployment.
-func TestKeyWithOtherCapsIsRepairedAndRemoved(t *testing.T) {
+// TestForeignKeyLeftAsItIs: a mgr.<id> key that existed before the
+// controller made one (another tool's mgr) is neither used, re-capped nor
+// removed: the Deployment gets phase Error and a KeyNotOwned Event naming
+// the choice, and deleting it keeps the key (KeyKept).
+func TestForeignKeyLeftAsItIs(t *testing.T) {
 	ctx := context.Background()
 	c := cephs[nsMain]
-	if _, err := c.Ceph(ctx, "auth", "get-or-create", "mgr.x", "mon", "allow *"); err != nil {
+	if _, err := c.Ceph(ctx, "auth", "get-or-create", "mgr.f", "mon", "allow *"); err != nil {
 		t.Fatal(err)
 	}
+	defer c.Ceph(ctx, "auth", "rm", "mgr.f") //nolint:errcheck // cleanup
+	before, err := c.Ceph(ctx, "auth", "get", "mgr.f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mgrDeployment(t, nsMain, "f", 0, nil)
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	msg := waitEvent(t, nsMain, d.Name, bootstrap.ReasonKeyNotOwned, 30*time.Second)
+	if !strings.Contains(msg, "ceph auth rm mgr.f") || !strings.Contains(msg, "adoptExistingKeys") {
+		t.Errorf("KeyNotOwned %q names neither way out", msg)
+	}
+	if s := waitPhase(t, nsMain, d.Name, bootstrap.PhaseError, 10*time.Second); s.KeyOwned {
+		t.Errorf("status records a foreign key as ours: %+v", s)
+	}
+	if err := get(ctx, nsMain, contract.KeyringSecretName("f"), &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a keyring Secret was made from a foreign key: %v", err)
+	}
+	if err := k8s.Delete(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, nsMain, d.Name, bootstrap.ReasonKeyKept, 30*time.Second)
+	eventually(t, 30*time.Second, "Deployment gone", func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(get(ctx, nsMain, d.Name, &appsv1.Deployment{})), nil
+	})
+	after, err := c.Ceph(ctx, "auth", "get", "mgr.f")
+	if err != nil || string(after) != string(before) {
+		t.Errorf("the foreign key changed or went: %s (%v), was %s", after, err, before)
+	}
+}
+
+// TestOwnKeyRepairedAndRemoved: a key the controller created, whose caps
+// were changed by hand, is repaired when its keyring Secret is made again,
+// and removed from Ceph with its Deployment; the garbage collector takes
+// the Secret, and the cluster's Services lose the mgr as an owner.
+func TestOwnKeyRepairedAndRemoved(t *testing.T) {
+	ctx := context.Background()
+	c := cephs[nsMain]
 	d := mgrDeployment(t, nsMain, "x", 0, nil)
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
@@ -273,6 +315,13 @@ func TestKeyWithOtherCapsIsRepairedAndRemoved(t *testing.T) {
 	eventually(t, 30*time.Second, "keyring Secret of mgr.x", func(ctx context.Context) (bool, error) {
 		return get(ctx, nsMain, "rook-ceph-mgr-x-keyring", secret) == nil, nil
 	})
+	if _, err := c.Ceph(ctx, "auth", "caps", "mgr.x", "mon", "allow *"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, nsMain, d.Name, bootstrap.ReasonKeyCapsRepaired, 30*time.Second)
 	out, err := c.Ceph(ctx, "auth", "get", "mgr.x")
 	if err != nil {
 		t.Fatal(err)
@@ -280,11 +329,13 @@ func TestKeyWithOtherCapsIsRepairedAndRemoved(t *testing.T) {
 	if !strings.Contains(string(out), `"mon":"allow profile mgr"`) {
 		t.Errorf("caps not repaired: %s", out)
 	}
+	eventually(t, 30*time.Second, "keyring Secret of mgr.x again", func(ctx context.Context) (bool, error) {
+		return get(ctx, nsMain, "rook-ceph-mgr-x-keyring", secret) == nil, nil
+	})
 	key, _ := c.GetKey(ctx, "mgr.x")
 	if !strings.Contains(string(secret.Data["keyring"]), "key = "+key+"\n") {
-		t.Error("the Secret does not hold the existing key")
+		t.Error("the Secret does not hold the key")
 	}
-	waitEvent(t, nsMain, d.Name, bootstrap.ReasonKeyCapsRepaired, 10*time.Second)
 
 	// Deletion removes the key; the garbage collector takes Secret and Services.
 	if err := k8s.Delete(ctx, d); err != nil {

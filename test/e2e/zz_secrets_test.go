@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
@@ -14,12 +15,74 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
 )
+
+// undecodableKeyMgr makes a Ceph namespace whose admin keyring holds a key
+// the ceph CLI cannot decode (it then prints the key in its error: `type=key
+// val=<key>: Malformed input`), with the mons of the suite's first cluster,
+// and a mgr there; it returns the key once the controller's status shows it
+// ran into that error.
+func undecodableKeyMgr(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	raw := make([]byte, 28)
+	if _, err := rand.Read(raw); err != nil {
+		t.Fatal(err)
+	}
+	// A valid base64 text that is no cephx key (a key decodes to 28 bytes
+	// with a type and a length in front): the CLI prints it and fails.
+	key := base64.StdEncoding.EncodeToString(raw)
+	const ns = "ceph-undecodable-key"
+	src := env.Namespaces[0]
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := env.Client.Create(ctx, nsObj); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), nsObj) })
+	cfg, cm := &corev1.Secret{}, &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: src, Name: "rook-ceph-config"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: src, Name: "rook-ceph-config"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rook-ceph-config"}, Data: cfg.Data},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rook-ceph-config"}, Data: cm.Data},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rook-ceph-admin-keyring"},
+			Data: map[string][]byte{"keyring": []byte("[client.admin]\n\tkey = " + key + "\n")}},
+	} {
+		if err := env.Client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(t, env.manifest(t, ns, "a", nil))
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-a"}, d); err != nil {
+			return false, nil
+		}
+		st, _ := bootstrap.StatusOf(d)
+		last = st.LastError
+		return strings.Contains(st.LastError, "val=<redacted>"), nil
+	})
+	if err != nil {
+		t.Fatalf("the mgr with an undecodable admin key never reported the CLI's redacted error; last error %q", last)
+	}
+	t.Logf("the CLI's error, as the status quotes it: %s", last)
+	return key
+}
 
 // TestZZSecretsNeverLeak runs last (its file sorts last): after the whole
 // suite, at the components' most verbose log level, it collects every log
@@ -36,6 +99,7 @@ func TestZZSecretsNeverLeak(t *testing.T) {
 			secrets[base64.StdEncoding.EncodeToString([]byte(v))] = what + " (base64)"
 		}
 	}
+	add("the undecodable admin key", undecodableKeyMgr(t))
 	keyRE := regexp.MustCompile(`"key": ?"([A-Za-z0-9+/=]{30,})"`)
 	for _, ns := range append(append([]string(nil), env.Namespaces...), env.Teardown) {
 		out, err := env.Ceph(ctx, ns, "auth", "ls")

@@ -1,0 +1,102 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+)
+
+// keyStore is a Ceph of one auth database: entity -> caps.
+type keyStore struct {
+	Ceph
+	keys  map[string]string
+	calls []string
+}
+
+func (k *keyStore) GetKey(_ context.Context, _ ceph.Conn, entity string) (string, error) {
+	k.calls = append(k.calls, "get-key")
+	if _, ok := k.keys[entity]; !ok {
+		return "", &ceph.Error{Command: "auth get-key", Errno: syscall.ENOENT}
+	}
+	return "AQkey-" + entity, nil
+}
+
+func (k *keyStore) GetOrCreateKey(_ context.Context, _ ceph.Conn, entity string, caps []string) (string, error) {
+	k.calls = append(k.calls, "get-or-create-key")
+	if have, ok := k.keys[entity]; ok && have != strings.Join(caps, " ") {
+		return "", &ceph.Error{Command: "auth get-or-create-key", Errno: syscall.EINVAL}
+	}
+	k.keys[entity] = strings.Join(caps, " ")
+	return "AQkey-" + entity, nil
+}
+
+func (k *keyStore) SetCaps(_ context.Context, _ ceph.Conn, entity string, caps []string) error {
+	k.calls = append(k.calls, "caps")
+	k.keys[entity] = strings.Join(caps, " ")
+	return nil
+}
+
+// TestKeyOwnership: the controller uses, re-caps and records as its own only
+// a key it created, or one the policy lets it adopt; a key that existed
+// before is left exactly as it was, with an error naming the choice.
+func TestKeyOwnership(t *testing.T) {
+	caps := []string{"mon", "allow profile mgr"}
+	for name, tc := range map[string]struct {
+		existing  string // caps of mgr.a before; "" for no key
+		owned     bool   // the sealed status records the key as ours
+		adopt     bool
+		wantErr   error
+		wantOwned bool
+		wantCalls []string
+	}{
+		"no key: created":                  {"", false, false, nil, true, []string{"get-key", "get-or-create-key"}},
+		"someone else's key":               {"mon allow *", false, false, errKeyNotOurs, false, []string{"get-key"}},
+		"someone else's key, same caps":    {"mon allow profile mgr", false, false, errKeyNotOurs, false, []string{"get-key"}},
+		"ours, other caps: repaired":       {"mon allow *", true, false, nil, true, []string{"get-key", "get-or-create-key", "caps", "get-key"}},
+		"someone else's, adoption allowed": {"mon allow *", false, true, nil, true, []string{"get-key", "get-or-create-key", "caps", "get-key"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ks := &keyStore{keys: map[string]string{}}
+			if tc.existing != "" {
+				ks.keys["mgr.a"] = tc.existing
+			}
+			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
+			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: events.NewFakeRecorder(8),
+				Options: Options{Caps: caps, AdoptExistingKeys: tc.adopt}}
+			b := &scope{r: r, d: d, id: "a", c: &ceph.Conn{}}
+			st := Status{KeyOwned: tc.owned}
+			next := st
+			err := b.ensureKeyring(context.Background(), st, &next)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			}
+			if next.KeyOwned != tc.wantOwned {
+				t.Errorf("KeyOwned %v, want %v", next.KeyOwned, tc.wantOwned)
+			}
+			if !slices.Equal(ks.calls, tc.wantCalls) {
+				t.Errorf("ceph calls %v, want %v", ks.calls, tc.wantCalls)
+			}
+			if tc.wantErr != nil {
+				if ks.keys["mgr.a"] != tc.existing {
+					t.Errorf("the key's caps changed to %q", ks.keys["mgr.a"])
+				}
+				if !strings.Contains(err.Error(), "ceph auth rm mgr.a") || !strings.Contains(err.Error(), "adoptExistingKeys") {
+					t.Errorf("error %q names neither way out", err)
+				}
+			}
+		})
+	}
+}

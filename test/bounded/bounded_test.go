@@ -1,0 +1,197 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// Package bounded attacks the webhook the way anyone who can reach its port
+// can: large, slow and many requests, while the API server goes on calling it.
+package bounded
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/webhook"
+)
+
+// TestWebhookBoundedAgainstItsCallers: the mgr-webhook binary, as its
+// ServiceAccount and with the shipped Deployment's memory settings, serves a
+// real API server while 20 clients on loopback keep sending slow 3 MiB
+// bodies. A body declared over 3 MiB is refused before it is read; a mgr
+// apply through the API server still succeeds within its timeout; the
+// process's peak memory stays under the Deployment's limit.
+func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
+	ctx := context.Background()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, gomemlimit := shippedMemory(t, root)
+	binDir := testenv.BuildForTest(t, "mgr-webhook")
+	api, err := testenv.StartWithShippedWebhooks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(api.Stop)
+	if _, err := testenv.ApplyRBAC(ctx, api.Client, filepath.Join(root, "manifests", "base")); err != nil {
+		t.Fatal(err)
+	}
+	cc := testenv.CephCluster{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "[v2:10.0.0.1:3300]", Members: "a",
+		AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n"}
+	if err := cc.Create(ctx, api.Client); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := api.KubeconfigAs(testenv.WebhookServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(kc) })
+	probe, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOMEMLIMIT", gomemlimit)
+	wo := api.Env.WebhookInstallOptions
+	p, err := testenv.SpawnReady(ctx, filepath.Join(binDir, "mgr-webhook"), filepath.Join(t.TempDir(), "mgr-webhook.log"), probe, time.Minute,
+		"--kubeconfig", kc, "--cert-dir="+wo.LocalServingCertDir, "--host=127.0.0.1", "--port="+strconv.Itoa(wo.LocalServingPort), "--metrics-bind-address=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.StopAtCleanup(t, 5*time.Second)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(wo.LocalServingPort))
+	dial := func() (*tls.Conn, error) {
+		return tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the attacker does not care whom it talks to
+	}
+
+	t.Run("a body declared over 3 MiB is refused unread", func(t *testing.T) {
+		conn, err := dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", webhook.ValidatePath, webhook.MaxRequestBytes+1)
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("answer %v, %v; want 413 before any byte of the body", resp, err)
+		}
+	})
+
+	// 20 attackers, each sending 3 MiB bodies at 640 KiB/s, again and again.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var sent, refused atomic.Int64
+	chunk := make([]byte, 64<<10)
+	for i := range chunk {
+		chunk[i] = 'x'
+	}
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				conn, err := dial()
+				if err != nil {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"request\":{\"object\":\"", webhook.ValidatePath, webhook.MaxRequestBytes)
+				for n := 0; n < webhook.MaxRequestBytes-len(chunk); n += len(chunk) {
+					if _, err := conn.Write(chunk); err != nil {
+						refused.Add(1)
+						break
+					}
+					sent.Add(int64(len(chunk)))
+					select {
+					case <-stop:
+						conn.Close()
+						return
+					case <-time.After(100 * time.Millisecond):
+					}
+				}
+				conn.Close()
+			}
+		}()
+	}
+	time.Sleep(3 * time.Second) // the attack is in full swing
+
+	mgr := &appsv1.Deployment{}
+	data, err := os.ReadFile(filepath.Join(root, "manifests", "examples", "minimal-mgr.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(data, mgr); err != nil {
+		t.Fatal(err)
+	}
+	applyCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	start := time.Now()
+	err = api.Client.Create(applyCtx, mgr)
+	cancel()
+	took := time.Since(start)
+	if err != nil {
+		t.Errorf("a mgr create through the API server under attack: %v (after %s)", err, took)
+	} else {
+		got := &appsv1.Deployment{}
+		if err := api.Client.Get(ctx, client.ObjectKeyFromObject(mgr), got); err != nil || len(got.Spec.Template.Spec.InitContainers) == 0 {
+			t.Errorf("the mgr was stored without completion: %v", err)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+	hwm, err := testenv.MemoryKiB(p.Pid(), "VmHWM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("under 20 slow 3 MiB senders (%d MiB sent, %d connections cut): mgr create took %s; webhook peak RSS %d MiB (limit %d MiB, GOMEMLIMIT %s)",
+		sent.Load()>>20, refused.Load(), took.Round(time.Millisecond), hwm>>10, limit>>20, gomemlimit)
+	if int64(hwm)<<10 >= limit {
+		t.Errorf("peak RSS %d KiB reached the Deployment's memory limit (%d bytes)", hwm, limit)
+	}
+}
+
+// shippedMemory reads the webhook Deployment's memory limit (bytes) and its
+// GOMEMLIMIT from manifests/base.
+func shippedMemory(t *testing.T, root string) (int64, string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "manifests", "base", "webhook", "deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{}
+	if err := yaml.Unmarshal(data, d); err != nil {
+		t.Fatal(err)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	q, ok := c.Resources.Limits["memory"]
+	if !ok {
+		t.Fatal("the webhook Deployment has no memory limit")
+	}
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" {
+			return q.Value(), strings.TrimSpace(e.Value)
+		}
+	}
+	t.Fatal("the webhook Deployment sets no GOMEMLIMIT")
+	return 0, ""
+}
