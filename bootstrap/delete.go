@@ -29,11 +29,6 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 	}
 	b := &scope{r: r, d: d, id: id}
 	entity := "mgr." + id
-	if !r.readStatus(d).KeyOwned {
-		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete",
-			"cephx key %s kept: this controller did not create it (its sealed status has no record of it); if nothing uses it, remove it by hand: ceph auth rm %s", entity, entity)
-		return ctrl.Result{}, r.removeFinalizer(ctx, d)
-	}
 	user, err := r.keyUser(ctx, d, id)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -41,6 +36,11 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 	if user != "" {
 		// Not ours to remove: another Deployment runs this mgr, or holds its keyring.
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete", "cephx key %s kept: %s still uses it", entity, user)
+		return ctrl.Result{}, r.removeFinalizer(ctx, d)
+	}
+	if !r.readStatus(d).KeyOwned {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete",
+			"cephx key %s not removed: this controller did not create it (its sealed status has no record of it); if it exists and nothing uses it, remove it by hand: ceph auth rm %s", entity, entity)
 		return ctrl.Result{}, r.removeFinalizer(ctx, d)
 	}
 	conn, err := b.conn(ctx)

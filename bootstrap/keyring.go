@@ -22,7 +22,7 @@ import (
 // records so (next.KeyOwned, in its sealed status); a key that existed before
 // belongs to someone else (a mgr run by other tooling) and is neither used,
 // re-capped nor later removed, unless the policy allows adoption
-// (AdoptExistingKeys). Only an owned key's caps are repaired (EINVAL).
+// (AdoptExistingKeys of its namespace). Only an owned key's caps are repaired (EINVAL).
 func (b *scope) ensureKeyring(ctx context.Context, st Status, next *Status) error {
 	d, id, r := b.d, b.id, b.r
 	have := &corev1.Secret{}
@@ -48,11 +48,11 @@ func (b *scope) ensureKeyring(ctx context.Context, st Status, next *Status) erro
 	case err != nil:
 		return err
 	case st.KeyOwned:
-	case r.AdoptExistingKeys:
+	case r.adopts(d.Namespace):
 		adopting = true
 	default:
-		return fmt.Errorf("%w: cephx key %s exists in Ceph, and this controller did not create it: it is neither used, re-capped nor removed. If no other mgr uses it, remove it (ceph auth rm %s) and the controller makes a new one; or let the policy adopt existing keys (adoptExistingKeys: true)",
-			errKeyNotOurs, entity, entity)
+		return fmt.Errorf("%w: cephx key %s exists in Ceph, and this controller did not create it: it is neither used, re-capped nor removed. If no other mgr uses it, remove it (ceph auth rm %s) and the controller makes a new one; or let the policy adopt existing keys of this namespace (adoptExistingKeys: [%s])",
+			errKeyNotOurs, entity, entity, d.Namespace)
 	}
 	key, err := r.Ceph.GetOrCreateKey(ctx, conn, entity, r.Caps)
 	if ceph.IsInvalid(err) {
@@ -69,7 +69,7 @@ func (b *scope) ensureKeyring(ctx context.Context, st Status, next *Status) erro
 		next.KeyOwned = true
 	}
 	if adopting {
-		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyAdopted, "Adopt", "cephx key %s existed; adopted as the policy allows (adoptExistingKeys): it is removed with this Deployment", entity)
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyAdopted, "Adopt", "cephx key %s existed; adopted as the policy allows (adoptExistingKeys): it is re-capped and removed with this Deployment", entity)
 	}
 	secret := keyringSecret(d, id, key, r.Caps)
 	if err := controllerutil.SetControllerReference(d, secret, r.Client.Scheme()); err != nil {

@@ -56,16 +56,17 @@ func TestKeyOwnership(t *testing.T) {
 	for name, tc := range map[string]struct {
 		existing  string // caps of mgr.a before; "" for no key
 		owned     bool   // the sealed status records the key as ours
-		adopt     bool
+		adopt     []string
 		wantErr   error
 		wantOwned bool
 		wantCalls []string
 	}{
-		"no key: created":                  {"", false, false, nil, true, []string{"get-key", "get-or-create-key"}},
-		"someone else's key":               {"mon allow *", false, false, errKeyNotOurs, false, []string{"get-key"}},
-		"someone else's key, same caps":    {"mon allow profile mgr", false, false, errKeyNotOurs, false, []string{"get-key"}},
-		"ours, other caps: repaired":       {"mon allow *", true, false, nil, true, []string{"get-key", "get-or-create-key", "caps", "get-key"}},
-		"someone else's, adoption allowed": {"mon allow *", false, true, nil, true, []string{"get-key", "get-or-create-key", "caps", "get-key"}},
+		"no key: created":                        {"", false, nil, nil, true, []string{"get-key", "get-or-create-key"}},
+		"someone else's key":                     {"mon allow *", false, nil, errKeyNotOurs, false, []string{"get-key"}},
+		"someone else's key, adoption elsewhere": {"mon allow profile mgr", false, []string{"elsewhere"}, errKeyNotOurs, false, []string{"get-key"}},
+		"ours, other caps: repaired":             {"mon allow *", true, nil, nil, true, []string{"get-key", "get-or-create-key", "caps", "get-key"}},
+		"someone else's, adoption allowed":       {"mon allow *", false, []string{"rook-ceph"}, nil, true, []string{"get-key", "get-or-create-key", "caps", "get-key"}},
+		"someone else's, adoption everywhere":    {"mon allow *", false, []string{"*"}, nil, true, []string{"get-key", "get-or-create-key", "caps", "get-key"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ks := &keyStore{keys: map[string]string{}}

@@ -50,10 +50,11 @@ type Options struct {
 	// RoleInterval is how often each cluster with two or more mgrs is asked
 	// which one is active (`ceph mgr stat`), to label the pods mgr_role.
 	RoleInterval time.Duration
-	// AdoptExistingKeys lets the controller take over a mgr.<id> key that
-	// existed before it made one: re-cap it, use it, and remove it with the
-	// Deployment (the policy's adoptExistingKeys).
-	AdoptExistingKeys bool
+	// AdoptExistingKeys are the namespaces ("*": all) where the controller
+	// takes over a mgr.<id> key that existed before it made one: re-caps it,
+	// uses it, and removes it with the Deployment (the policy's
+	// adoptExistingKeys).
+	AdoptExistingKeys []string
 	// Namespace is the controller's own: where the key that seals its status
 	// lives (Secret StatusKeySecretName), out of Ceph namespace editors' reach.
 	Namespace string
@@ -73,4 +74,9 @@ func DefaultOptions() Options {
 		RoleInterval:        5 * time.Second,
 		Namespace:           "mgr-webhook-system",
 	}
+}
+
+// adopts reports whether existing keys of namespace ns may be adopted.
+func (o Options) adopts(ns string) bool {
+	return slices.Contains(o.AdoptExistingKeys, ns) || slices.Contains(o.AdoptExistingKeys, "*")
 }

@@ -54,11 +54,12 @@ type Policy struct {
 	// Sidecars are containers a Deployment may ask for by name with the
 	// mgr.ceph.rook.io/inject-sidecars annotation.
 	Sidecars map[string]corev1.Container `json:"sidecars,omitempty"`
-	// AdoptExistingKeys lets the bootstrap controller take over a mgr.<id>
-	// cephx key that existed before it made one (re-cap it, and remove it
-	// with the Deployment). Off: such a key is left as it is and the mgr
-	// reports an error (mgr-bootstrap --policy reads this).
-	AdoptExistingKeys bool `json:"adoptExistingKeys,omitempty"`
+	// AdoptExistingKeys are the namespaces ("*": every one) where the
+	// bootstrap controller takes over a mgr.<id> cephx key that existed
+	// before it made one (re-caps it, and removes it with the Deployment).
+	// Elsewhere such a key is left as it is and the mgr reports an error
+	// (mgr-bootstrap --policy reads this).
+	AdoptExistingKeys []string `json:"adoptExistingKeys,omitempty"`
 	// Exemptions are the mgr Deployments this policy does not govern: the
 	// webhooks leave them as they are, and only these may carry the opt-out
 	// label mgr.ceph.rook.io/managed=false (which then also releases them

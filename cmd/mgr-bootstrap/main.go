@@ -36,7 +36,7 @@ func main() {
 		probeAddr                    string
 		metricsFlags                 securemetrics.Flags
 		cephBinary, modules, caps    string
-		policyFile                   string
+		policyFile, adopt            string
 		cephTimeout, connectTimeout  time.Duration
 		leaseDuration, renewDeadline time.Duration
 		retryPeriod                  time.Duration
@@ -56,7 +56,7 @@ func main() {
 	flag.DurationVar(&cephTimeout, "ceph-timeout", 30*time.Second, "deadline of each ceph call (the CLI's connect timeout does not bound a stuck mgr)")
 	flag.DurationVar(&connectTimeout, "ceph-connect-timeout", 15*time.Second, "the ceph CLI's --connect-timeout")
 	flag.StringVar(&modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may override with annotation mgr.ceph.rook.io/modules)")
-	flag.StringVar(&policyFile, "policy", "", "the webhook's policy file; its modules are the default of --modules, and its adoptExistingKeys is read")
+	flag.StringVar(&policyFile, "policy", "", "the webhook's policy file; its modules and adoptExistingKeys are the defaults of --modules and --adopt-existing-keys")
 	flag.StringVar(&caps, "caps", "mgr-profile", `caps of a mgr's cephx key: "mgr-profile" (mon 'allow profile mgr', mds/osd 'allow *', Rook's) or "allow-all" (the seed's 'allow *')`)
 	flag.StringVar(&o.OrchestratorBackend, "orchestrator-backend", o.OrchestratorBackend, "orchestrator backend set once its module is on; empty to skip")
 	flag.DurationVar(&o.ModuleTimeout, "module-timeout", o.ModuleTimeout, "how long one module step is retried while the mgr restarts")
@@ -64,6 +64,7 @@ func main() {
 	flag.DurationVar(&o.CephRetryMax, "ceph-retry-max", o.CephRetryMax, "the longest wait between attempts while a Ceph cluster does not answer (from 1s, doubling)")
 	flag.DurationVar(&o.RoleInterval, "mgr-role-interval", o.RoleInterval, "how often each cluster with two or more mgrs is asked which mgr is active (`ceph mgr stat`), to label the pods mgr_role")
 	flag.IntVar(&maxConcurrent, "max-concurrent-reconciles", 8, "mgr Deployments reconciled at once")
+	flag.StringVar(&adopt, "adopt-existing-keys", "", `namespaces (comma-separated, "*" for all) where a mgr.<id> key that existed before the controller made one is adopted (re-capped, removed with the Deployment); the policy's adoptExistingKeys when unset`)
 	flag.StringVar(&o.Namespace, "namespace", "", "the controller's own namespace, where Secret "+bootstrap.StatusKeySecretName+" seals its status (default: the pod's namespace in-cluster, else --leader-election-namespace, else "+o.Namespace+")")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -88,8 +89,11 @@ func main() {
 	default:
 		fail(fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, caps))
 	}
-	modulesSet := false
-	flag.Visit(func(f *flag.Flag) { modulesSet = modulesSet || f.Name == "modules" })
+	modulesSet, adoptSet := false, false
+	flag.Visit(func(f *flag.Flag) {
+		modulesSet = modulesSet || f.Name == "modules"
+		adoptSet = adoptSet || f.Name == "adopt-existing-keys"
+	})
 	if policyFile != "" {
 		data, err := os.ReadFile(policyFile)
 		if err != nil {
@@ -102,7 +106,15 @@ func main() {
 		if !modulesSet {
 			modules = strings.Join(p.Modules, ",")
 		}
-		o.AdoptExistingKeys = p.AdoptExistingKeys
+		if !adoptSet {
+			adopt = strings.Join(p.AdoptExistingKeys, ",")
+		}
+	}
+	o.AdoptExistingKeys = nil
+	for _, ns := range strings.Split(adopt, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			o.AdoptExistingKeys = append(o.AdoptExistingKeys, ns)
+		}
 	}
 	o.Modules = nil
 	for _, m := range strings.Split(modules, ",") {

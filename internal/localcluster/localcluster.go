@@ -172,7 +172,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			return c, err
 		}
 	}
-	c.bootstrapArgs = []string{"--ceph-connect-timeout=5s"}
+	// The mgr daemons run outside Kubernetes with keys this harness made
+	// (another tool's keys, to the controller): its clusters let it adopt them.
+	c.bootstrapArgs = []string{"--ceph-connect-timeout=5s", "--adopt-existing-keys=" + strings.Join(o.CephNamespaces, ",")}
 	if o.FinalizerTimeout > 0 {
 		c.bootstrapArgs = append(c.bootstrapArgs, "--finalizer-timeout="+o.FinalizerTimeout.String())
 	}

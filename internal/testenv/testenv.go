@@ -281,11 +281,14 @@ func ServiceAccountUser(namespace, name string) string {
 	return "system:serviceaccount:" + namespace + ":" + name
 }
 
-// ApplyRBAC creates the Namespace, ServiceAccounts and RBAC objects of a
-// kustomization (not its workloads or webhook configurations), as `kubectl
-// apply -k` would, and returns how many it created.
+// ApplyRBAC creates the Namespace, ServiceAccounts, RBAC objects and the
+// confinement ValidatingAdmissionPolicies of a kustomization (not its
+// workloads or webhook configurations), as `kubectl apply -k` would, and
+// returns how many it created: a component run as its ServiceAccount then
+// has exactly the rights of the shipped install.
 func ApplyRBAC(ctx context.Context, cl client.Client, kustomization string) (int, error) {
-	return CreateKinds(ctx, cl, kustomization, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+	return CreateKinds(ctx, cl, kustomization, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
 }
 
 // CreateKinds builds a kustomization and creates its objects of the given

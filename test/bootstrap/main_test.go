@@ -37,6 +37,13 @@ const (
 	nsEast = "ceph-east"
 	// nsDown's cluster objects point at a mon that does not exist.
 	nsDown = "ceph-down"
+	// nsForeign is a second namespace of nsMain's Ceph cluster, where the
+	// controller may not adopt keys it did not create (it may in nsMain and
+	// nsEast, whose mgr daemons run with keys the harness made).
+	nsForeign = "ceph-foreign"
+	// nsOutage is TestCephMonOutage's cluster, whose mgr daemon runs with a
+	// key the harness made.
+	nsOutage = "ceph-outage"
 	// finalizerTimeout is short so the lost-cluster deletion test is quick.
 	finalizerTimeout = 8 * time.Second
 )
@@ -110,6 +117,10 @@ func run(m *testing.M) (int, error) {
 			return 1, err
 		}
 	}
+	foreign := testenv.CephCluster{Namespace: nsForeign, FSID: cephs[nsMain].FSID, MonHost: cephs[nsMain].MonHost, Members: "a", AdminKeyring: cephs[nsMain].AdminKeyring}
+	if err := foreign.Create(ctx, k8s); err != nil {
+		return 1, err
+	}
 	down := testenv.CephCluster{Namespace: nsDown, FSID: "00000000-0000-4000-8000-000000000000", MonHost: "v2:127.0.0.1:1", Members: "a",
 		AdminKeyring: cephs[nsMain].AdminKeyring}
 	if err := down.Create(ctx, k8s); err != nil {
@@ -129,6 +140,7 @@ func run(m *testing.M) (int, error) {
 	opts := bootstrap.DefaultOptions()
 	opts.FinalizerTimeout = finalizerTimeout
 	opts.RetryInterval = time.Second
+	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage}
 	if err := bootstrap.Setup(mgr, opts, &ceph.Runner{ConnectTimeout: 2 * time.Second, Timeout: 20 * time.Second}, 4); err != nil {
 		return 1, err
 	}

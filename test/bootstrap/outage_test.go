@@ -6,8 +6,12 @@ package bootstrap_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -36,7 +40,7 @@ func TestCephMonOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Stop()
-	const ns = "ceph-outage"
+	const ns = nsOutage
 	cephs[ns] = c
 	defer delete(cephs, ns)
 	if err := (testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring}).Create(ctx, k8s); err != nil {
@@ -75,5 +79,26 @@ func TestCephMonOutage(t *testing.T) {
 	}
 	if recovered > 15*time.Second {
 		t.Errorf("Ready %s after the mon returned; want within 15s", recovered)
+	}
+
+	// A key the controller made, and the cluster gone at deletion: the
+	// deletion waits out --finalizer-timeout, then proceeds and says what to
+	// run by hand.
+	if st := status(t, ns, d.Name); !st.KeyOwned {
+		t.Fatalf("status does not record mgr.a's key as the controller's (adopted): %+v", st)
+	}
+	c.StopMon()
+	start := time.Now()
+	if err := k8s.Delete(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, finalizerTimeout+60*time.Second, "Deployment released", func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(get(ctx, ns, d.Name, &appsv1.Deployment{})), nil
+	})
+	if waited := time.Since(start); waited < finalizerTimeout-time.Second {
+		t.Errorf("released after %s, before the finalizer timeout %s", waited, finalizerTimeout)
+	}
+	if note := eventReasons(t, ns, d.Name)[bootstrap.ReasonKeyRemovalAbandon]; !strings.Contains(note, "ceph auth rm mgr.a") {
+		t.Errorf("no %s Event telling the user what to do: %q", bootstrap.ReasonKeyRemovalAbandon, note)
 	}
 }

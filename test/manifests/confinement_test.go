@@ -1,0 +1,284 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package manifests
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+// TestCompromisedComponentsAreConfined installs each overlay's RBAC and
+// ValidatingAdmissionPolicies on a real API server, then, impersonating each
+// component's ServiceAccount, tries for real the writes a compromised pod
+// would use to take over the cluster: every one is refused, while the writes
+// the component's job needs still pass (so a refusal is the confinement's, not
+// a typo's).
+func TestCompromisedComponentsAreConfined(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, overlay := range []string{"overlays/self-signed", "overlays/cert-manager"} {
+		t.Run(overlay, func(t *testing.T) {
+			ctx := context.Background()
+			api, err := testenv.StartForInstalls("mgr-webhook-system")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer api.Stop()
+			dir := filepath.Join(root, "manifests", overlay)
+			if _, err := testenv.ApplyRBAC(ctx, api.Client, dir); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := testenv.CreateKinds(ctx, api.Client, dir, "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"); err != nil || n != 4 {
+				t.Fatalf("confinement policies: %d created, %v; want 2 policies and 2 bindings", n, err)
+			}
+			admin := api.Client
+			v := newVictims(t, admin)
+			as := func(sa string) client.Client {
+				c, err := client.New(api.ConfigAs(testenv.ServiceAccountUser("mgr-webhook-system", sa)), client.Options{Scheme: admin.Scheme()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			bootstrap, webhook := as("mgr-bootstrap"), as("mgr-webhook")
+			// The policies take a moment to be enforced: wait for the first refusal.
+			eventuallyRefused(t, "label a pod that is not a mgr's", func() error {
+				return patchObj(ctx, bootstrap, v.webPod, func(p *corev1.Pod) { p.Labels["mgr_role"] = "active" })
+			})
+
+			refused := map[string]func() error{
+				"change a kube-system pod's image": func() error {
+					return patchObj(ctx, bootstrap, v.systemPod, func(p *corev1.Pod) { p.Spec.Containers[0].Image = "evil.example.com/x" })
+				},
+				"change a mgr pod's image": func() error {
+					return patchObj(ctx, bootstrap, v.mgrPod, func(p *corev1.Pod) { p.Spec.Containers[0].Image = "evil.example.com/x" })
+				},
+				"label a mgr pod other than mgr_role": func() error {
+					return patchObj(ctx, bootstrap, v.mgrPod, func(p *corev1.Pod) { p.Labels["app"] = "web" })
+				},
+				"change a non-mgr Deployment's template": func() error {
+					return patchObj(ctx, bootstrap, v.web, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "evil.example.com/x" })
+				},
+				"change a mgr Deployment's template": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "evil.example.com/x" })
+				},
+				"another finalizer on a mgr Deployment": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) { d.Finalizers = append(d.Finalizers, "evil.example.com/hold") })
+				},
+				"repoint kube-dns": func() error {
+					return patchObj(ctx, bootstrap, v.kubeDNS, func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "evil"} })
+				},
+				"repoint Rook's rook-ceph-mgr Service": func() error {
+					return patchObj(ctx, bootstrap, v.rookService, func(s *corev1.Service) { s.Spec.Selector["mgr_role"] = "standby" })
+				},
+				"delete Rook's rook-ceph-mgr Service": func() error { return bootstrap.Delete(ctx, v.rookService) },
+				"write a PDB it does not own": func() error {
+					return patchObj(ctx, bootstrap, v.otherPDB, func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr(intstr.FromInt32(0)) })
+				},
+				"create a PDB of another name": func() error {
+					return bootstrap.Create(ctx, pdb("rook-ceph", "block-drains", nil))
+				},
+				"create a Secret in kube-system": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "evil"}})
+				},
+				"create a keyring Secret no mgr controls": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr-z-keyring",
+						Labels: map[string]string{"app": "rook-ceph-mgr"}}})
+				},
+				"create its status key in a Ceph namespace": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "mgr-bootstrap-status-key"}})
+				},
+			}
+			for name, try := range refused {
+				t.Run("mgr-bootstrap may not "+name, func(t *testing.T) { assertRefused(t, try()) })
+			}
+			allowed := map[string]func() error{
+				"label a mgr pod mgr_role=active": func() error {
+					return patchObj(ctx, bootstrap, v.mgrPod, func(p *corev1.Pod) { p.Labels["mgr_role"] = "active" })
+				},
+				"write its finalizer and status on a mgr": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						d.Finalizers = append(d.Finalizers, "mgr.ceph.rook.io/cephx-key")
+						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/bootstrap-status", `{"phase":"WaitingForPod"}`)
+					})
+				},
+				"create the cluster's metrics Service": func() error {
+					return bootstrap.Create(ctx, &corev1.Service{
+						ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr", Labels: map[string]string{"app": "rook-ceph-mgr", "rook_cluster": "rook-ceph"},
+							OwnerReferences: []metav1.OwnerReference{mgrOwner(v.mgr, false)}},
+						Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "rook-ceph-mgr", "rook_cluster": "rook-ceph", "mgr_role": "active"},
+							Ports: []corev1.ServicePort{{Name: "http-metrics", Port: 9283}}},
+					})
+				},
+				"create the PDB of two mgrs": func() error {
+					return bootstrap.Create(ctx, pdb("rook-ceph", "rook-ceph-mgr-pdb", []metav1.OwnerReference{mgrOwner(v.mgr, false)}))
+				},
+				"create a mgr's keyring Secret": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr-a-keyring",
+						Labels: map[string]string{"app": "rook-ceph-mgr"}, OwnerReferences: []metav1.OwnerReference{mgrOwner(v.mgr, true)}}})
+				},
+				"create its status key in its own namespace": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: "mgr-bootstrap-status-key"}})
+				},
+			}
+			for name, try := range allowed {
+				t.Run("mgr-bootstrap may "+name, func(t *testing.T) {
+					if err := try(); err != nil {
+						t.Errorf("refused: %v", err)
+					}
+				})
+			}
+
+			// The webhook's own configurations (written by its rotator in
+			// self-signed mode; in cert-manager mode RBAC gives it none).
+			if _, err := testenv.CreateKinds(ctx, admin, dir, "MutatingWebhookConfiguration"); err != nil {
+				t.Fatal(err)
+			}
+			m := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "mgr-webhook"}}
+			for name, edit := range map[string]func(*admissionregistrationv1.MutatingWebhookConfiguration){
+				"widen its rules to every resource": func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Webhooks[0].Rules[0].Resources = []string{"*"}
+				},
+				"drop its objectSelector": func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Webhooks[0].ObjectSelector = &metav1.LabelSelector{}
+				},
+				"drop its matchConditions": func(c *admissionregistrationv1.MutatingWebhookConfiguration) { c.Webhooks[0].MatchConditions = nil },
+				"drop its namespaceSelector": func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Webhooks[0].NamespaceSelector = &metav1.LabelSelector{}
+				},
+			} {
+				t.Run("mgr-webhook may not "+name, func(t *testing.T) { assertRefused(t, updateObj(ctx, webhook, m, edit)) })
+			}
+			err = updateObj(ctx, webhook, m, func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+				c.Webhooks[0].ClientConfig.CABundle = []byte("-----BEGIN CERTIFICATE-----\n")
+			})
+			if selfSigned := strings.HasSuffix(overlay, "self-signed"); selfSigned && err != nil {
+				t.Errorf("self-signed: mgr-webhook may not inject its CA: %v", err)
+			} else if !selfSigned && err == nil {
+				t.Error("cert-manager: mgr-webhook may write its webhook configuration (cert-manager's cainjector does that)")
+			}
+		})
+	}
+}
+
+// victims are the objects a compromised component would go for.
+type victims struct {
+	systemPod, webPod, mgrPod *corev1.Pod
+	web, mgr                  *appsv1.Deployment
+	kubeDNS, rookService      *corev1.Service
+	otherPDB                  *policyv1.PodDisruptionBudget
+}
+
+func newVictims(t *testing.T, admin client.Client) victims {
+	t.Helper()
+	ctx := context.Background()
+	for _, ns := range []string{"rook-ceph", "rook-owned"} {
+		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := func(ns, name string, labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
+	}
+	deployment := func(name string, labels map[string]string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: name, Labels: labels},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}}}
+	}
+	rookOwner := []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-owned", UID: "0b7c-rook"}}
+	v := victims{
+		systemPod: pod("kube-system", "coredns-0", map[string]string{"k8s-app": "kube-dns"}),
+		webPod:    pod("rook-ceph", "web-0", map[string]string{"app": "web"}),
+		mgrPod:    pod("rook-ceph", "rook-ceph-mgr-a-0", map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}),
+		web:       deployment("web", map[string]string{"app": "web"}),
+		mgr:       deployment("rook-ceph-mgr-a", map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}),
+		kubeDNS: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns"},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"k8s-app": "kube-dns"}, Ports: []corev1.ServicePort{{Name: "dns", Port: 53}}}},
+		rookService: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-owned", Name: "rook-ceph-mgr", OwnerReferences: rookOwner,
+			Labels: map[string]string{"app": "rook-ceph-mgr"}},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "rook-ceph-mgr", "rook_cluster": "rook-owned", "mgr_role": "active"},
+				Ports: []corev1.ServicePort{{Name: "http-metrics", Port: 9283}}}},
+		otherPDB: pdb("rook-ceph", "web", nil),
+	}
+	for _, o := range []client.Object{v.systemPod, v.webPod, v.mgrPod, v.web, v.mgr, v.kubeDNS, v.rookService, v.otherPDB} {
+		if err := admin.Create(ctx, o); err != nil {
+			t.Fatalf("%T %s: %v", o, o.GetName(), err)
+		}
+	}
+	return v
+}
+
+func pdb(ns, name string, owners []metav1.OwnerReference) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners,
+		Labels: map[string]string{"app": "rook-ceph-mgr", "rook_cluster": ns}},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr(intstr.FromInt32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rook-ceph-mgr", "rook_cluster": ns}}}}
+}
+
+func mgrOwner(d *appsv1.Deployment, controller bool) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: &controller}
+}
+
+// patchObj reads o afresh as admin would see it, edits it and patches it as c.
+func patchObj[T client.Object](ctx context.Context, c client.Client, o T, edit func(T)) error {
+	cur := o.DeepCopyObject().(T)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+		return err
+	}
+	before := cur.DeepCopyObject().(T)
+	edit(cur)
+	return c.Patch(ctx, cur, client.MergeFrom(before))
+}
+
+// updateObj reads o afresh, edits it and updates it as c (the rotator's way:
+// it may update its webhook configurations, not patch them).
+func updateObj[T client.Object](ctx context.Context, c client.Client, o T, edit func(T)) error {
+	cur := o.DeepCopyObject().(T)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+		return err
+	}
+	edit(cur)
+	return c.Update(ctx, cur)
+}
+
+func assertRefused(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		t.Error("admitted")
+		return
+	}
+	t.Logf("refused: %v", err)
+}
+
+// eventuallyRefused retries try until it is refused by a policy (the API
+// server loads new policies within a second or so).
+func eventuallyRefused(t *testing.T, what string, try func() error) {
+	t.Helper()
+	for range 50 {
+		if err := try(); err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: never refused by a ValidatingAdmissionPolicy", what)
+}
+
+func ptr[T any](v T) *T { return &v }
