@@ -55,6 +55,7 @@ type value struct {
 	expr       string   // the template expression
 	block      bool     // a map or list: rendered with toYaml under its key
 	optional   bool     // left out when the value is empty
+	ipBlocks   bool     // a list of CIDRs: rendered as NetworkPolicy peers, left out when empty
 }
 
 var values = []value{
@@ -71,6 +72,7 @@ var values = []value{
 	{kind: "ConfigMap", name: "mgr-webhook-policy", path: []string{"data", "policy.yaml"}, expr: ""}, // written as a block scalar, below
 	{kind: "ClusterRoleBinding", name: "mgr-webhook-metrics-reader", path: []string{"subjects", "0", "name"}, expr: ".Values.serviceMonitor.prometheusServiceAccount.name"},
 	{kind: "ClusterRoleBinding", name: "mgr-webhook-metrics-reader", path: []string{"subjects", "0", "namespace"}, expr: ".Values.serviceMonitor.prometheusServiceAccount.namespace"},
+	{kind: "NetworkPolicy", name: "mgr-webhook", path: []string{"spec", "ingress", "0", "from"}, expr: ".Values.networkPolicy.controlPlaneCIDRs", ipBlocks: true},
 }
 
 // monitoringKinds carry serviceMonitor.labels, which a Prometheus selects them by.
@@ -297,7 +299,15 @@ func templated(o *unstructured.Unstructured) (string, error) {
 			if !strings.Contains(line, mark) {
 				continue
 			}
-			if v.optional {
+			if v.ipBlocks {
+				// The peers open their rule's list item ("- from:", the
+				// first key): the dash stays when there are none, and the
+				// rule's other keys follow as its mapping.
+				key, _, _ := strings.Cut(strings.TrimPrefix(trimmed, "- "), ":")
+				in := pad + "  "
+				line = fmt.Sprintf("%s- {{- with %s }} %s:\n%s{{- range . }}\n%s- ipBlock: {cidr: {{ . | quote }}}\n%s{{- end }}\n%s{{- end }}\n",
+					pad, v.expr, key, in, in, in, in)
+			} else if v.optional {
 				key, _, _ := strings.Cut(trimmed, ":")
 				line = fmt.Sprintf("%s{{- with %s }}\n%s%s: {{ . | quote }}\n%s{{- end }}\n", pad, v.expr, pad, key, pad)
 			} else if v.block {

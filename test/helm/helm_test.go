@@ -389,6 +389,19 @@ networkPolicy: {enabled: true}
 	if objs["NetworkPolicy/mgr-webhook"] == nil || objs["Service/mgr-bootstrap-metrics"] == nil {
 		t.Errorf("components' objects missing: %v", slices.Sorted(maps.Keys(objs)))
 	}
+	// Without control-plane CIDRs the webhook port admits any source; with
+	// them, only those.
+	from := func(objs map[string]*unstructured.Unstructured) any {
+		ingress, _, _ := unstructured.NestedSlice(objs["NetworkPolicy/mgr-webhook"].Object, "spec", "ingress")
+		return ingress[0].(map[string]any)["from"]
+	}
+	if f := from(objs); f != nil {
+		t.Errorf("webhook port peers %v without controlPlaneCIDRs; want none (any source)", f)
+	}
+	narrowed := objects(t, template(t, "mgr-webhook-system", values(t, `networkPolicy: {enabled: true, controlPlaneCIDRs: [10.0.0.0/24, "fd00::/64"]}`)))
+	if f := fmt.Sprint(from(narrowed)); f != "[map[ipBlock:map[cidr:10.0.0.0/24]] map[ipBlock:map[cidr:fd00::/64]]]" {
+		t.Errorf("webhook port peers %s; want the two CIDRs", f)
+	}
 	for key := range objects(t, template(t, "mgr-webhook-system", values(t, "{}"))) {
 		kind, _, _ := strings.Cut(key, "/")
 		if kind == "ServiceMonitor" || kind == "PrometheusRule" || kind == "NetworkPolicy" || key == "Service/mgr-bootstrap-metrics" {
