@@ -64,9 +64,16 @@ func CacheOptions() cache.Options {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
+// Patch (and, for the PDB, delete) only by name: the cluster's two Services
+// and its PDB. Delete of Services cannot be narrowed by name (the per-mgr
+// Services of earlier versions are named by mgr id); the confinement policy
+// (manifests/base/confinement) allows it only on Services mgr Deployments own.
+//
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=patch,resourceNames=rook-ceph-mgr;rook-ceph-mgr-dashboard
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=patch;delete,resourceNames=rook-ceph-mgr-pdb
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mgr-webhook-system,resources=leases,verbs=get;create;update

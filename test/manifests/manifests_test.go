@@ -319,6 +319,13 @@ func TestServiceAccountsCanDoOnlyTheirJob(t *testing.T) {
 		{bootstrapSA, []string{"delete", "pods"}, false},
 		{bootstrapSA, []string{"create", "pods"}, false},
 		{bootstrapSA, []string{"create", "poddisruptionbudgets.policy"}, true},
+		// Patch only the cluster's Services and PDB, by name.
+		{bootstrapSA, []string{"patch", "service/rook-ceph-mgr"}, true},
+		{bootstrapSA, []string{"patch", "service/rook-ceph-mgr-dashboard"}, true},
+		{bootstrapSA, []string{"patch", "service/kube-dns"}, false},
+		{bootstrapSA, []string{"patch", "poddisruptionbudgets.policy/rook-ceph-mgr-pdb"}, true},
+		{bootstrapSA, []string{"patch", "poddisruptionbudgets.policy/web"}, false},
+		{bootstrapSA, []string{"delete", "poddisruptionbudgets.policy/web"}, false},
 		{bootstrapSA, []string{"delete", "deployments"}, false},
 	}
 	for _, overlay := range overlays {
