@@ -80,6 +80,11 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	if err != nil {
 		return denyOwner(ctx, validateName, d, err)
 	}
+	if old != nil && !gov && mutate.IsMgr(d) && !v.Policy.Exempts(ns, d.Name) {
+		// A governed mgr stays governed: an owner reference its writer adds,
+		// even to a live CephCluster, hands it to no one.
+		gov = true
+	}
 	if !gov {
 		count(validateName, OutcomeSkipped)
 		return admission.Allowed("not a mgr Deployment the policy governs")

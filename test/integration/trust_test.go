@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -91,6 +92,18 @@ func TestEditorCannotLeaveThePolicy(t *testing.T) {
 		})
 	}
 
+	// A live CephCluster of the namespace, whose UID any reader may see.
+	cc := &unstructured.Unstructured{}
+	cc.SetAPIVersion("ceph.rook.io/v1")
+	cc.SetKind("CephCluster")
+	cc.SetNamespace("rook-ceph")
+	cc.SetName("rook-ceph-live")
+	if err := k8s.Create(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+	defer k8s.Delete(ctx, cc) //nolint:errcheck // cleanup
+	liveOwner := []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: cc.GetName(), UID: cc.GetUID()}}
+
 	mgr := example(t)
 	if err := alice.Create(ctx, mgr); err != nil {
 		t.Fatalf("the editor's minimal mgr: %v", err)
@@ -108,6 +121,10 @@ func TestEditorCannotLeaveThePolicy(t *testing.T) {
 		}, "spec.replicas"},
 		"forged CephCluster owner, 2 replicas": {func(d *appsv1.Deployment) {
 			d.OwnerReferences = forgedOwner
+			d.Spec.Replicas = ptr[int32](2)
+		}, "spec.replicas"},
+		"live CephCluster owner added, 2 replicas": {func(d *appsv1.Deployment) {
+			d.OwnerReferences = liveOwner
 			d.Spec.Replicas = ptr[int32](2)
 		}, "spec.replicas"},
 		"label app removed":                  {func(d *appsv1.Deployment) { delete(d.Labels, contract.LabelApp) }, "metadata.labels[app]"},
