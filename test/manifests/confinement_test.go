@@ -145,6 +145,23 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 				})
 			}
 
+			// The cluster's PDB and Services are owned by every mgr Deployment
+			// of the namespace, whatever its name (a duplicate's included).
+			t.Run("mgr-bootstrap may add and drop a mgr owner of any name", func(t *testing.T) {
+				mine := pdb("rook-ceph", "rook-ceph-mgr-pdb", nil)
+				copyOwner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "copy-of-mgr-a", UID: "0c0f-copy", Controller: ptr(false)}
+				if err := patchObj(ctx, bootstrap, mine, func(p *policyv1.PodDisruptionBudget) {
+					p.OwnerReferences = append(p.OwnerReferences, copyOwner)
+				}); err != nil {
+					t.Fatalf("adding an owner: %v", err)
+				}
+				if err := patchObj(ctx, bootstrap, mine, func(p *policyv1.PodDisruptionBudget) {
+					p.OwnerReferences = p.OwnerReferences[:1]
+				}); err != nil {
+					t.Errorf("dropping it again: %v", err)
+				}
+			})
+
 			// The webhook's own configurations (written by its rotator in
 			// self-signed mode; in cert-manager mode RBAC gives it none).
 			if _, err := testenv.CreateKinds(ctx, admin, dir, "MutatingWebhookConfiguration"); err != nil {
