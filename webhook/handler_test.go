@@ -347,3 +347,29 @@ func TestReasonsOf(t *testing.T) {
 		t.Errorf("reasonsOf = %v, want %v", got, want)
 	}
 }
+
+// countingLive counts the CephCluster lookups a handler makes.
+type countingLive struct {
+	staticLive
+	n int
+}
+
+func (c *countingLive) CephClusterLive(ctx context.Context, ns string, ref metav1.OwnerReference) (bool, error) {
+	c.n++
+	return c.staticLive.CephClusterLive(ctx, ns, ref)
+}
+
+// TestOneOwnerLookupPerRequest: an update of a Rook-owned Deployment, whose
+// old and new object name the same CephCluster, asks the API server once.
+func TestOneOwnerLookupPerRequest(t *testing.T) {
+	old := completedMgr(t)
+	old.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: liveCephClusterUID}}
+	d := old.DeepCopy()
+	d.Labels["team"] = "storage"
+	cl := &countingLive{staticLive: live}
+	h := &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: cl, Policy: mutate.DefaultPolicy()}}
+	resp := h.Handle(context.Background(), request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old))))
+	if !resp.Allowed || cl.n != 1 {
+		t.Errorf("allowed %v after %d CephCluster lookups; want allowed after 1", resp.Allowed, cl.n)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
@@ -78,6 +79,27 @@ func (l *MetadataLookup) Deployment(ctx context.Context, namespace, name string)
 		return nil, err
 	}
 	return m, nil
+}
+
+// onceLive asks a LiveLookup at most once per CephCluster owner: one
+// request's old and new object usually name the same owner.
+type onceLive struct {
+	LiveLookup
+	seen map[types.UID]bool
+}
+
+func (o *onceLive) CephClusterLive(ctx context.Context, namespace string, ref metav1.OwnerReference) (bool, error) {
+	if v, ok := o.seen[ref.UID]; ok {
+		return v, nil
+	}
+	v, err := o.LiveLookup.CephClusterLive(ctx, namespace, ref)
+	if err == nil {
+		if o.seen == nil {
+			o.seen = map[types.UID]bool{}
+		}
+		o.seen[ref.UID] = v
+	}
+	return v, err
 }
 
 // governs reports whether the policy binds o, in namespace ns (the

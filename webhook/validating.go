@@ -55,12 +55,13 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		return admission.Allowed("being deleted")
 	}
 	ns := namespaceOf(req, d)
+	live := &onceLive{LiveLookup: v.Live}
 	var old *appsv1.Deployment
 	if req.Operation == admissionv1.Update {
 		if old, resp, ok = decodeDeployment(req, req.OldObject.Raw, validateName); !ok {
 			return resp
 		}
-		oldGoverned, err := governs(ctx, v.Live, v.Policy, ns, old, mutate.IsMgr(old))
+		oldGoverned, err := governs(ctx, live, v.Policy, ns, old, mutate.IsMgr(old))
 		if err != nil {
 			return denyOwner(ctx, validateName, d, err)
 		}
@@ -76,7 +77,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			}
 		}
 	}
-	gov, err := governs(ctx, v.Live, v.Policy, ns, d, mutate.IsMgr(d))
+	gov, err := governs(ctx, live, v.Policy, ns, d, mutate.IsMgr(d))
 	if err != nil {
 		return denyOwner(ctx, validateName, d, err)
 	}
