@@ -6,6 +6,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -371,5 +373,49 @@ func TestOneOwnerLookupPerRequest(t *testing.T) {
 	resp := h.Handle(context.Background(), request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old))))
 	if !resp.Allowed || cl.n != 1 {
 		t.Errorf("allowed %v after %d CephCluster lookups; want allowed after 1", resp.Allowed, cl.n)
+	}
+}
+
+// failingLive is an API server that cannot be asked.
+type failingLive struct{ staticLive }
+
+func (failingLive) CephClusterLive(context.Context, string, metav1.OwnerReference) (bool, error) {
+	return false, errors.New("the API server did not answer")
+}
+
+// TestOwnerLookupNeverBlocksCleanup: with the CephCluster lookup failing, a
+// Rook-owned Deployment's finalizer and status writes pass both webhooks
+// (the mutator leaves it as it is), while a spec change is refused on
+// metadata.ownerReferences rather than trusted.
+func TestOwnerLookupNeverBlocksCleanup(t *testing.T) {
+	old := completedMgr(t)
+	old.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: liveCephClusterUID}}
+	m := &admission.Webhook{Handler: &Mutator{Clusters: clusters, Live: failingLive{}, Policy: mutate.DefaultPolicy()}}
+	v := &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: failingLive{}, Policy: mutate.DefaultPolicy()}}
+	for name, tc := range map[string]struct {
+		edit  func(d *appsv1.Deployment)
+		allow bool
+	}{
+		"finalizer removed": {func(d *appsv1.Deployment) { d.Finalizers = nil }, true},
+		"status annotation": {func(d *appsv1.Deployment) {
+			metav1.SetMetaDataAnnotation(&d.ObjectMeta, contract.AnnotationBootstrapStatus, "{}")
+		}, true},
+		"spec change": {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](0) }, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := old.DeepCopy()
+			tc.edit(d)
+			req := request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old)))
+			if resp := m.Handle(context.Background(), req); !resp.Allowed || len(resp.Patch) != 0 {
+				t.Errorf("mutator: allowed %v, patch %s", resp.Allowed, resp.Patch)
+			}
+			resp := v.Handle(context.Background(), req)
+			if resp.Allowed != tc.allow {
+				t.Fatalf("validator allowed %v, want %v: %v", resp.Allowed, tc.allow, resp.Result)
+			}
+			if !tc.allow && !strings.Contains(resp.Result.Message, "metadata.ownerReferences") {
+				t.Errorf("denial %q does not name metadata.ownerReferences", resp.Result.Message)
+			}
+		})
 	}
 }

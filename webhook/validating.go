@@ -61,20 +61,20 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if old, resp, ok = decodeDeployment(req, req.OldObject.Raw, validateName); !ok {
 			return resp
 		}
+		// Cleanup first, before any lookup that could fail: a status,
+		// finalizer or owner write carries no intent to judge.
+		if mutate.IntentUnchanged(old, d) {
+			count(validateName, OutcomeSkipped)
+			return admission.Allowed("no change of spec, labels or annotations")
+		}
 		oldGoverned, err := governs(ctx, live, v.Policy, ns, old, mutate.IsMgr(old))
 		if err != nil {
 			return denyOwner(ctx, validateName, d, err)
 		}
-		switch {
-		case !oldGoverned:
+		if !oldGoverned {
 			old = nil // entering the policy: judged as a new mgr
-		case mutate.IntentUnchanged(old, d):
-			count(validateName, OutcomeSkipped)
-			return admission.Allowed("no change of spec, labels or annotations")
-		default:
-			if errs := mutate.ValidateStaysMgr(old, d); len(errs) > 0 {
-				return deny(ctx, validateName, d, errs)
-			}
+		} else if errs := mutate.ValidateStaysMgr(old, d); len(errs) > 0 {
+			return deny(ctx, validateName, d, errs)
 		}
 	}
 	gov, err := governs(ctx, live, v.Policy, ns, d, mutate.IsMgr(d))
