@@ -62,6 +62,20 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 	return ctrl.Result{}, r.removeFinalizer(ctx, d)
 }
 
+// letGoUnverified ends the deletion of a mgr whose status cannot be verified
+// (the status key never loaded): whether its key is the controller's is
+// unknown, so the key stays in Ceph and an Event names the command to run.
+func (r *Reconciler) letGoUnverified(ctx context.Context, d *appsv1.Deployment, id string) error {
+	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
+		return nil
+	}
+	entity := "mgr." + id
+	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandon, "Delete",
+		"gave up removing cephx key %s after %s: the controller cannot load Secret %s to tell whether the key is its own (see its log); remove it by hand if nothing uses it: ceph auth rm %s",
+		entity, r.FinalizerTimeout, StatusKeySecretName, entity)
+	return r.removeFinalizer(ctx, d)
+}
+
 func (r *Reconciler) removeFinalizer(ctx context.Context, d *appsv1.Deployment) error {
 	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 		return nil

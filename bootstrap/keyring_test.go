@@ -10,12 +10,19 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // keyStore is a Ceph of one auth database: entity -> caps.
@@ -97,6 +104,45 @@ func TestKeyOwnership(t *testing.T) {
 				if !strings.Contains(err.Error(), "ceph auth rm mgr.a") || !strings.Contains(err.Error(), "adoptExistingKeys") {
 					t.Errorf("error %q names neither way out", err)
 				}
+			}
+		})
+	}
+}
+
+// TestDeletionNotHeldByAMissingStatusKey: while the status key cannot be
+// loaded the controller acts on nothing, but a deleted mgr is let go after
+// the finalizer timeout, its key kept (no ceph call) and the command to run
+// named; before the timeout it waits.
+func TestDeletionNotHeldByAMissingStatusKey(t *testing.T) {
+	for name, tc := range map[string]struct {
+		deletedAgo time.Duration
+		released   bool
+	}{
+		"within the finalizer timeout": {time.Second, false},
+		"past the finalizer timeout":   {3 * time.Minute, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+			d.Finalizers = []string{contract.FinalizerCephxKey}
+			d.DeletionTimestamp = &metav1.Time{Time: time.Now().Add(-tc.deletedAgo)}
+			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
+			rec := events.NewFakeRecorder(8)
+			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec, seal: &sealer{}, Options: Options{FinalizerTimeout: 2 * time.Minute}}
+			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := &appsv1.Deployment{}
+			gone := apierrors.IsNotFound(cl.Get(context.Background(), client.ObjectKeyFromObject(d), got))
+			if gone != tc.released {
+				t.Fatalf("released %v (finalizers %v, requeue %v), want %v", gone, got.Finalizers, res.RequeueAfter, tc.released)
+			}
+			if tc.released {
+				if e := <-rec.Events; !strings.Contains(e, ReasonKeyRemovalAbandon) || !strings.Contains(e, "ceph auth rm mgr.a") {
+					t.Errorf("event %q", e)
+				}
+			} else if res.RequeueAfter == 0 {
+				t.Error("not looked at again")
 			}
 		})
 	}

@@ -106,16 +106,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		log.V(1).Info("cache behind our last status write; looking again shortly", "cached", d.Generation, "written", g)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	if !r.seal.ready() {
-		// The status cannot be told from a forgery yet (seal.go), and the
-		// finalizer needs it too (which keys are ours).
-		log.V(1).Info("waiting for the status key")
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
 	if mutate.LeftAlone(d) {
 		r.written.Delete(d.UID)
 		r.lastGood.Delete(d.UID)
 		return ctrl.Result{}, r.release(ctx, d)
+	}
+	if !r.seal.ready() {
+		// The status cannot be told from a forgery yet (seal.go), and the
+		// finalizer needs it too (which keys are ours). A deletion is not
+		// held past --finalizer-timeout for it: the key is kept, and said so.
+		if d.DeletionTimestamp != nil && time.Since(d.DeletionTimestamp.Time) >= r.FinalizerTimeout {
+			return ctrl.Result{}, r.letGoUnverified(ctx, d, id)
+		}
+		log.V(1).Info("waiting for the status key")
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if d.DeletionTimestamp != nil {
 		r.written.Delete(d.UID) // no status is written from here on
