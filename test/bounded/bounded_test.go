@@ -22,6 +22,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -133,7 +134,12 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(3 * time.Second) // the attack is in full swing
+	// The attack in full swing: every large slot's worth of bodies sent.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		return sent.Load() >= 4*int64(webhook.MaxRequestBytes), nil
+	}); err != nil {
+		t.Fatalf("the attackers sent only %d bytes", sent.Load())
+	}
 
 	mgr := &appsv1.Deployment{}
 	data, err := os.ReadFile(filepath.Join(root, "manifests", "examples", "minimal-mgr.yaml"))
@@ -156,7 +162,6 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 			t.Errorf("the mgr was stored without completion: %v", err)
 		}
 	}
-	time.Sleep(2 * time.Second)
 	close(stop)
 	wg.Wait()
 	hwm, err := testenv.MemoryKiB(p.Pid(), "VmHWM")

@@ -33,6 +33,21 @@ func webhookCalls(t *testing.T, webhook string) float64 {
 	return sum
 }
 
+// liveCephCluster creates a Rook CephCluster, deleted when t ends.
+func liveCephCluster(t *testing.T, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	cc := &unstructured.Unstructured{}
+	cc.SetAPIVersion("ceph.rook.io/v1")
+	cc.SetKind("CephCluster")
+	cc.SetNamespace(ns)
+	cc.SetName(name)
+	if err := k8s.Create(context.Background(), cc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cc) })
+	return cc
+}
+
 // webhookOutcomes is how many admissions webhook answered with outcome.
 func webhookOutcomes(t *testing.T, webhook, outcome string) float64 {
 	t.Helper()
@@ -263,15 +278,7 @@ func TestLeavingTheMgrSet(t *testing.T) {
 // patch nothing.
 func TestRookAndOptedOutDeploymentsLeftAlone(t *testing.T) {
 	ctx := context.Background()
-	cc := &unstructured.Unstructured{}
-	cc.SetAPIVersion("ceph.rook.io/v1")
-	cc.SetKind("CephCluster")
-	cc.SetNamespace("rook-ceph")
-	cc.SetName("rook-ceph")
-	if err := k8s.Create(ctx, cc); err != nil {
-		t.Fatal(err)
-	}
-	defer k8s.Delete(ctx, cc) //nolint:errcheck // cleanup
+	cc := liveCephCluster(t, "rook-ceph", "rook-ceph")
 
 	rookMgr := func(ns string) *appsv1.Deployment {
 		d := example(t)

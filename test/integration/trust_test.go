@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -93,15 +92,7 @@ func TestEditorCannotLeaveThePolicy(t *testing.T) {
 	}
 
 	// A live CephCluster of the namespace, whose UID any reader may see.
-	cc := &unstructured.Unstructured{}
-	cc.SetAPIVersion("ceph.rook.io/v1")
-	cc.SetKind("CephCluster")
-	cc.SetNamespace("rook-ceph")
-	cc.SetName("rook-ceph-live")
-	if err := k8s.Create(ctx, cc); err != nil {
-		t.Fatal(err)
-	}
-	defer k8s.Delete(ctx, cc) //nolint:errcheck // cleanup
+	cc := liveCephCluster(t, "rook-ceph", "rook-ceph-live")
 	liveOwner := []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: cc.GetName(), UID: cc.GetUID()}}
 
 	mgr := example(t)

@@ -16,6 +16,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -285,17 +286,17 @@ func assertRefused(t *testing.T, err error) {
 	t.Logf("refused: %v", err)
 }
 
-// eventuallyRefused retries try until it is refused by a policy (the API
-// server loads new policies within a second or so).
+// eventuallyRefused retries try until it is refused by a policy: the API
+// server enforces a new policy once its informer has it.
 func eventuallyRefused(t *testing.T, what string, try func() error) {
 	t.Helper()
-	for range 50 {
-		if err := try(); err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		err := try()
+		return err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy"), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: never refused by a ValidatingAdmissionPolicy", what)
 	}
-	t.Fatalf("%s: never refused by a ValidatingAdmissionPolicy", what)
 }
 
 func ptr[T any](v T) *T { return &v }
