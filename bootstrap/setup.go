@@ -44,10 +44,19 @@ var (
 func init() { metrics.Registry.MustRegister(reconciles, apiWrites) }
 
 // CacheOptions restrict the manager's cache to what the controller needs:
-// objects labelled app=rook-ceph-mgr. It never caches other Secrets.
-func CacheOptions() cache.Options {
+// objects labelled app=rook-ceph-mgr, in namespaces when any are named (a
+// namespaced install, whose RBAC is RoleBindings there), else in all. It
+// never caches other Secrets.
+func CacheOptions(namespaces ...string) cache.Options {
 	mgrObjects := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{contract.LabelApp: contract.AppName})}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	var only map[string]cache.Config
+	for _, ns := range namespaces {
+		if only == nil {
+			only = map[string]cache.Config{}
+		}
+		only[ns] = cache.Config{}
+	}
+	return cache.Options{DefaultNamespaces: only, ByObject: map[client.Object]cache.ByObject{
 		&appsv1.Deployment{}:            mgrObjects,
 		&corev1.Pod{}:                   mgrObjects,
 		&corev1.Secret{}:                mgrObjects,
@@ -77,9 +86,6 @@ func CacheOptions() cache.Options {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=mgr-webhook-system,resources=leases,verbs=get;create;update
-// The metrics endpoint authenticates and authorizes each scrape (internal/securemetrics).
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Setup wires the controller into mgr, the one place it is wired
 // (cmd/mgr-bootstrap and every test harness call it): the reconciler on mgr's

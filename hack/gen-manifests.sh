@@ -15,6 +15,7 @@ gen() { ./hack/controller-gen.sh "$@"; }
 gen rbac:roleName=mgr-webhook paths=./webhook/... output:rbac:artifacts:config="$out/base/webhook/generated"
 gen webhook paths=./webhook/... output:webhook:artifacts:config="$out/base/webhook/generated"
 gen rbac:roleName=mgr-bootstrap paths=./bootstrap/... output:rbac:artifacts:config="$out/base/bootstrap/generated"
+gen rbac:roleName=mgr-metrics-auth paths=./internal/securemetrics/... output:rbac:artifacts:config="$out/base/metrics-auth/generated"
 gen rbac:roleName=mgr-webhook-certs paths=./certs/... output:rbac:artifacts:config="$out/overlays/self-signed/generated"
 # The chart renders from the committed overlays: in verify mode the markers'
 # output above has been compared first, so a drift is reported where it is.
@@ -24,7 +25,7 @@ chart=charts/mgr-webhook/templates/generated.yaml
 go run ./hack/gen-chart -kubectl "$kubectl" -out "$chart_out"
 if [ "$mode" = verify ]; then
   status=0
-  for f in base/webhook/generated/role.yaml base/webhook/generated/manifests.yaml base/bootstrap/generated/role.yaml overlays/self-signed/generated/role.yaml; do
+  for f in base/webhook/generated/role.yaml base/webhook/generated/manifests.yaml base/bootstrap/generated/role.yaml base/metrics-auth/generated/role.yaml overlays/self-signed/generated/role.yaml; do
     if ! diff -u "manifests/$f" "$out/$f"; then
       echo "manifests/$f is out of date with the code's markers: run make manifests" >&2
       status=1

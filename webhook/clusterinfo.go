@@ -10,6 +10,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -39,13 +40,21 @@ type MgrLookup interface {
 	MgrDeployment(namespace, name string) (metav1.Object, bool)
 }
 
-// MissingClusterObjectsError names the cluster objects a namespace lacks.
+// MissingClusterObjectsError names the cluster objects a namespace lacks, or
+// says that the namespace is not one this webhook serves (--namespaces).
 type MissingClusterObjectsError struct {
 	Namespace string
 	Missing   []string
+	// Served lists the namespaces of a namespaced install when Namespace is
+	// not among them.
+	Served []string
 }
 
 func (e *MissingClusterObjectsError) Error() string {
+	if len(e.Served) > 0 {
+		return fmt.Sprintf("namespace %q is not one of the Ceph namespaces this install serves (%s); add it to the install's namespaces (chart value cephNamespaces, flag --namespaces)",
+			e.Namespace, strings.Join(e.Served, ", "))
+	}
 	return fmt.Sprintf("namespace %q is not a Ceph cluster: missing %s; create them (Rook's operator does) before the mgr",
 		e.Namespace, strings.Join(e.Missing, ", "))
 }
@@ -57,6 +66,25 @@ type clusterObject struct {
 	informer cache.SharedIndexInformer
 }
 
+// namespaceInformers watch one namespace, or every namespace (metav1.NamespaceAll).
+type namespaceInformers struct {
+	conf        cache.SharedIndexInformer
+	objects     []clusterObject
+	deployments cache.SharedIndexInformer
+}
+
+func (n *namespaceInformers) hasSynced() bool {
+	if !n.conf.HasSynced() || !n.deployments.HasSynced() {
+		return false
+	}
+	for _, o := range n.objects {
+		if !o.informer.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
 // ClusterInfoCache answers Lookup from informers that watch only the named
 // cluster objects (a field selector per name), never all Secrets, and no
 // Secret that carries a key: the fsid comes from the ceph.conf of ConfigMap
@@ -65,27 +93,30 @@ type clusterObject struct {
 // metadata, to tell a user it is missing before a pod fails on it. The admin
 // keyring is the bootstrap controller's to read and report. It also caches the
 // metadata of mgr Deployments, for the scale subresource, whose requests carry
-// no labels.
+// no labels. A namespaced install (--namespaces) runs one set of informers per
+// Ceph namespace, so that a RoleBinding in each is all the RBAC it needs.
 type ClusterInfoCache struct {
-	conf        cache.SharedIndexInformer
-	objects     []clusterObject
-	deployments cache.SharedIndexInformer
+	// byNamespace holds the informers of each served namespace, or of all
+	// under metav1.NamespaceAll.
+	byNamespace map[string]*namespaceInformers
+	served      []string // the namespaces of a namespaced install; nil: all
 	start       []func(<-chan struct{})
 }
 
 // RBAC: the two named cluster objects, and mgr Deployments' metadata. List and
 // watch are allowed by name because every informer lists with a metadata.name
-// field selector.
+// field selector. In a namespaced install RoleBindings in each Ceph namespace
+// bind this ClusterRole; the metrics endpoint's tokenreviews and
+// subjectaccessreviews are ClusterRole mgr-metrics-auth's
+// (internal/securemetrics).
 //
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,resourceNames=rook-ceph-config
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch,resourceNames=rook-ceph-config
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
-// The metrics endpoint authenticates and authorizes each scrape (internal/securemetrics).
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
-// NewClusterInfoCache builds the informers; Start runs them.
-func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {
+// NewClusterInfoCache builds the informers of namespaces (all when empty);
+// Start runs them.
+func NewClusterInfoCache(cfg *rest.Config, namespaces ...string) (*ClusterInfoCache, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -99,29 +130,45 @@ func NewClusterInfoCache(cfg *rest.Config) (*ClusterInfoCache, error) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 		}
 	}
-	c := &ClusterInfoCache{}
-
-	confFactory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(byName(contract.ConfigMapName)))
-	c.conf = confFactory.Core().V1().ConfigMaps().Informer()
-	if err := c.conf.SetTransform(keepOnlyFSID); err != nil {
-		return nil, err
+	c := &ClusterInfoCache{byNamespace: map[string]*namespaceInformers{}}
+	if len(namespaces) > 0 {
+		c.served = slices.Sorted(slices.Values(namespaces))
+	} else {
+		namespaces = []string{metav1.NamespaceAll}
 	}
-	c.start = append(c.start, confFactory.Start)
+	for _, ns := range namespaces {
+		n := &namespaceInformers{}
+		confFactory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns), informers.WithTweakListOptions(byName(contract.ConfigMapName)))
+		n.conf = confFactory.Core().V1().ConfigMaps().Informer()
+		if err := n.conf.SetTransform(keepOnlyFSID); err != nil {
+			return nil, err
+		}
+		c.start = append(c.start, confFactory.Start)
 
-	secretFactory := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, metav1.NamespaceAll, byName(contract.ConfigSecretName))
-	c.objects = append(c.objects, clusterObject{
-		name:     contract.ConfigSecretName,
-		describe: fmt.Sprintf("Secret %q (keys %s, %s)", contract.ConfigSecretName, contract.ConfigSecretMonHostKey, contract.ConfigSecretMembersKey),
-		informer: secretFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer(),
-	})
-	c.start = append(c.start, secretFactory.Start)
+		secretFactory := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, ns, byName(contract.ConfigSecretName))
+		n.objects = append(n.objects, clusterObject{
+			name:     contract.ConfigSecretName,
+			describe: fmt.Sprintf("Secret %q (keys %s, %s)", contract.ConfigSecretName, contract.ConfigSecretMonHostKey, contract.ConfigSecretMembersKey),
+			informer: secretFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer(),
+		})
+		c.start = append(c.start, secretFactory.Start)
 
-	mgrs := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
-		o.LabelSelector = labels.SelectorFromSet(labels.Set{contract.LabelApp: contract.AppName}).String()
-	})
-	c.deployments = mgrs.ForResource(appsv1.SchemeGroupVersion.WithResource("deployments")).Informer()
-	c.start = append(c.start, mgrs.Start)
+		mgrs := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, ns, func(o *metav1.ListOptions) {
+			o.LabelSelector = labels.SelectorFromSet(labels.Set{contract.LabelApp: contract.AppName}).String()
+		})
+		n.deployments = mgrs.ForResource(appsv1.SchemeGroupVersion.WithResource("deployments")).Informer()
+		c.start = append(c.start, mgrs.Start)
+		c.byNamespace[ns] = n
+	}
 	return c, nil
+}
+
+// informers of namespace, or nil when the install does not serve it.
+func (c *ClusterInfoCache) informers(namespace string) *namespaceInformers {
+	if n, ok := c.byNamespace[metav1.NamespaceAll]; ok {
+		return n
+	}
+	return c.byNamespace[namespace]
 }
 
 // keepOnlyFSID reduces the cluster's ConfigMap to the fsid of its ceph.conf.
@@ -160,11 +207,8 @@ func (c *ClusterInfoCache) NeedLeaderElection() bool { return false }
 
 // HasSynced reports whether every informer has listed once.
 func (c *ClusterInfoCache) HasSynced() bool {
-	if !c.conf.HasSynced() || !c.deployments.HasSynced() {
-		return false
-	}
-	for _, o := range c.objects {
-		if !o.informer.HasSynced() {
+	for _, n := range c.byNamespace {
+		if !n.hasSynced() {
 			return false
 		}
 	}
@@ -178,15 +222,19 @@ func (c *ClusterInfoCache) WaitForSync(ctx context.Context) bool {
 
 // Lookup implements ClusterLookup from the cache; it makes no API call.
 func (c *ClusterInfoCache) Lookup(namespace string) (mutate.ClusterInfo, error) {
-	var missing []string
 	info := mutate.ClusterInfo{Namespace: namespace}
-	obj, ok, _ := c.conf.GetIndexer().GetByKey(namespace + "/" + contract.ConfigMapName)
+	n := c.informers(namespace)
+	if n == nil {
+		return info, &MissingClusterObjectsError{Namespace: namespace, Served: c.served}
+	}
+	var missing []string
+	obj, ok, _ := n.conf.GetIndexer().GetByKey(namespace + "/" + contract.ConfigMapName)
 	if cm, isConfigMap := obj.(*corev1.ConfigMap); ok && isConfigMap && cm.Data[fsidKey] != "" {
 		info.FSID = cm.Data[fsidKey]
 	} else {
 		missing = append(missing, fmt.Sprintf("ConfigMap %q (key %s, with fsid in its [global] section)", contract.ConfigMapName, contract.ConfigMapConfKey))
 	}
-	for _, o := range c.objects {
+	for _, o := range n.objects {
 		if _, ok, _ := o.informer.GetIndexer().GetByKey(namespace + "/" + o.name); !ok {
 			missing = append(missing, o.describe)
 		}
@@ -200,7 +248,11 @@ func (c *ClusterInfoCache) Lookup(namespace string) (mutate.ClusterInfo, error) 
 // MgrDeployment returns the cached metadata of the mgr Deployment
 // namespace/name, or false when there is no such mgr Deployment.
 func (c *ClusterInfoCache) MgrDeployment(namespace, name string) (metav1.Object, bool) {
-	obj, ok, _ := c.deployments.GetIndexer().GetByKey(namespace + "/" + name)
+	n := c.informers(namespace)
+	if n == nil {
+		return nil, false
+	}
+	obj, ok, _ := n.deployments.GetIndexer().GetByKey(namespace + "/" + name)
 	if !ok {
 		return nil, false
 	}

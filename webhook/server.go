@@ -58,15 +58,27 @@ func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, live LiveLooku
 	}
 }
 
+// Options configure the webhook Setup wires.
+type Options struct {
+	// Policy the Deployments are completed and judged by.
+	Policy *mutate.Policy
+	// Drain, when not nil, makes a termination graceful (see Drain).
+	Drain *Drain
+	// Namespaces, when not empty, are the only Ceph namespaces served: the
+	// cluster cache watches each of them and nothing else (a namespaced
+	// install, whose RBAC is RoleBindings in these namespaces).
+	Namespaces []string
+}
+
 // Setup wires the webhook into mgr, the one place it is wired (cmd/mgr-webhook
 // and every test harness call it): the cluster cache as a runnable, the three
 // handlers on mgr's webhook server, /healthz, and a /readyz that holds until
 // the server is up and the cache has listed (before that every namespace would
 // look like it lacks its cluster objects). cfg is what the cache reads with
-// (the webhook's own identity); drain, when not nil, makes a termination
-// graceful (see Drain).
-func Setup(mgr manager.Manager, cfg *rest.Config, policy *mutate.Policy, drain *Drain) (*ClusterInfoCache, error) {
-	clusters, err := NewClusterInfoCache(cfg)
+// (the webhook's own identity).
+func Setup(mgr manager.Manager, cfg *rest.Config, o Options) (*ClusterInfoCache, error) {
+	policy, drain := o.Policy, o.Drain
+	clusters, err := NewClusterInfoCache(cfg, o.Namespaces...)
 	if err != nil {
 		return nil, err
 	}

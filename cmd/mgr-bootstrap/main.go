@@ -37,6 +37,7 @@ func main() {
 		metricsFlags                 securemetrics.Flags
 		cephBinary, modules, caps    string
 		policyFile, adopt            string
+		namespaces                   string
 		cephTimeout, connectTimeout  time.Duration
 		leaseDuration, renewDeadline time.Duration
 		retryPeriod                  time.Duration
@@ -65,6 +66,7 @@ func main() {
 	flag.DurationVar(&o.RoleInterval, "mgr-role-interval", o.RoleInterval, "how often each cluster with two or more mgrs is asked which mgr is active (`ceph mgr stat`), to label the pods mgr_role")
 	flag.IntVar(&maxConcurrent, "max-concurrent-reconciles", 8, "mgr Deployments reconciled at once")
 	flag.StringVar(&adopt, "adopt-existing-keys", "", `namespaces (comma-separated, "*" for all) where a mgr.<id> key that existed before the controller made one is adopted (re-capped, removed with the Deployment); the policy's adoptExistingKeys when unset`)
+	flag.StringVar(&namespaces, "namespaces", "", "the Ceph namespaces to reconcile, comma-separated (a namespaced install: the controller watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
 	flag.StringVar(&o.Namespace, "namespace", "", "the controller's own namespace, where Secret "+bootstrap.StatusKeySecretName+" seals its status (default: the pod's namespace in-cluster, else --leader-election-namespace, else "+o.Namespace+")")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -110,18 +112,8 @@ func main() {
 			adopt = strings.Join(p.AdoptExistingKeys, ",")
 		}
 	}
-	o.AdoptExistingKeys = nil
-	for _, ns := range strings.Split(adopt, ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			o.AdoptExistingKeys = append(o.AdoptExistingKeys, ns)
-		}
-	}
-	o.Modules = nil
-	for _, m := range strings.Split(modules, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			o.Modules = append(o.Modules, m)
-		}
-	}
+	o.AdoptExistingKeys = splitList(adopt)
+	o.Modules = splitList(modules)
 
 	o.Namespace = ownNamespace(o.Namespace, leaderElectionNamespace)
 
@@ -135,7 +127,7 @@ func main() {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         bootstrap.CacheOptions(),
+		Cache:                         bootstrap.CacheOptions(splitList(namespaces)...),
 		Metrics:                       metricsFlags.Options(),
 		HealthProbeBindAddress:        probeAddr,
 		LeaderElection:                leaderElect,
@@ -159,10 +151,21 @@ func main() {
 	if err := bootstrap.Setup(mgr, o, runner, maxConcurrent); err != nil {
 		fail(err)
 	}
-	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "leaderElect", leaderElect)
+	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "leaderElect", leaderElect, "namespaces", splitList(namespaces))
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		fail(err)
 	}
+}
+
+// splitList is a comma-separated flag's items, trimmed, empty ones dropped.
+func splitList(s string) []string {
+	var items []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }
 
 // ownNamespace is the flag's value, else the pod's namespace in-cluster,

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -39,6 +40,8 @@ type options struct {
 	port                                  int
 	enableHTTP2, printPolicy, leaderElect bool
 
+	namespaces string // the Ceph namespaces of a namespaced install; empty: all
+
 	// Self-signed certificate mode.
 	certMode, certSecret, namespace, serviceName, webhookConfig, extraSANs string
 	caLifetime, certLifetime, certCheckInterval                            time.Duration
@@ -57,6 +60,7 @@ func main() {
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve HTTP/2 as well (off: HTTP/1.1 only)")
 	flag.BoolVar(&o.printPolicy, "print-policy", false, "print the effective policy as YAML and exit")
+	flag.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to serve, comma-separated (a namespaced install: the webhook watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
 	flag.StringVar(&o.certMode, "cert-mode", "files", `"files": serve tls.crt/tls.key from --cert-dir as provided (cert-manager, or by hand); "self-signed": create and rotate a CA and serving certificate in Secret --cert-secret and inject the CA into the webhook configurations`)
 	flag.StringVar(&o.certSecret, "cert-secret", "mgr-webhook-certs", "self-signed: the Secret holding the CA and serving certificate")
 	flag.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "self-signed: namespace of the Secret and Service (default $POD_NAMESPACE)")
@@ -138,7 +142,8 @@ func run(o options) error {
 		return err
 	}
 	drain := &webhook.Drain{Delay: o.shutdownDelay}
-	if _, err := webhook.Setup(mgr, cfg, policy, drain); err != nil {
+	namespaces := strings.FieldsFunc(o.namespaces, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if _, err := webhook.Setup(mgr, cfg, webhook.Options{Policy: policy, Drain: drain, Namespaces: namespaces}); err != nil {
 		return err
 	}
 	if o.certMode == "self-signed" {
@@ -154,7 +159,7 @@ func run(o options) error {
 			return err
 		}
 	}
-	ctrl.Log.Info("starting mgr-webhook", "port", o.port, "certDir", o.certDir, "policy", o.policyFile)
+	ctrl.Log.Info("starting mgr-webhook", "port", o.port, "certDir", o.certDir, "policy", o.policyFile, "namespaces", namespaces)
 	return mgr.Start(drain.Context(ctrl.SetupSignalHandler()))
 }
 

@@ -78,11 +78,18 @@ var values = []value{
 // monitoringKinds carry serviceMonitor.labels, which a Prometheus selects them by.
 var monitoringKinds = []string{"ServiceMonitor", "PrometheusRule"}
 
+// namespacedBindings are the ClusterRoleBindings that a namespaced install
+// (value cephNamespaces) replaces by a RoleBinding of the same ClusterRole in
+// each Ceph namespace: what they grant is namespaced, and outside those
+// namespaces the components have nothing to do.
+var namespacedBindings = []string{"mgr-webhook", "mgr-bootstrap"}
+
 const (
-	labelsMark    = "__CHART_LABELS__"
-	podLabelsMark = "__CHART_POD_LABELS__"
-	policyMark    = "__CHART_POLICY__"
-	policyCheck   = "__CHART_POLICY_CHECKSUM__"
+	namespacesMark = "__CHART_NAMESPACES__"
+	labelsMark     = "__CHART_LABELS__"
+	podLabelsMark  = "__CHART_POD_LABELS__"
+	policyMark     = "__CHART_POLICY__"
+	policyCheck    = "__CHART_POLICY_CHECKSUM__"
 )
 
 func main() {
@@ -241,6 +248,32 @@ func templated(o *unstructured.Unstructured) (string, error) {
 			}
 		}
 	}
+	if o.GetKind() == "Deployment" && (o.GetName() == "mgr-webhook" || o.GetName() == "mgr-bootstrap") {
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		args = append(args, namespacesMark)
+		if err := unstructured.SetNestedStringSlice(containers[0].(map[string]any), args, "args"); err != nil {
+			return "", err
+		}
+		if err := unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+			return "", err
+		}
+	}
+	if o.GetKind() == "MutatingWebhookConfiguration" || o.GetKind() == "ValidatingWebhookConfiguration" {
+		hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+		for _, h := range hooks {
+			exprs, _, _ := unstructured.NestedSlice(h.(map[string]any), "namespaceSelector", "matchExpressions")
+			if err := unstructured.SetNestedSlice(h.(map[string]any), append(exprs, namespacesMark), "namespaceSelector", "matchExpressions"); err != nil {
+				return "", err
+			}
+		}
+		if err := unstructured.SetNestedSlice(o.Object, hooks, "webhooks"); err != nil {
+			return "", err
+		}
+	}
+	if o.GetKind() == "ClusterRoleBinding" && slices.Contains(namespacedBindings, o.GetName()) {
+		return namespacedBinding(o)
+	}
 	labels := o.GetLabels()
 	delete(labels, "app.kubernetes.io/part-of") // the chart's labels carry it
 	if labels == nil {
@@ -280,7 +313,7 @@ func templated(o *unstructured.Unstructured) (string, error) {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(trimmed, labelsMark+":"):
-			fmt.Fprintf(&b, "%s{{- include \"mgr-webhook.labels\" . | nindent %d }}\n", pad, indent)
+			fmt.Fprintf(&b, "%s{{- include \"mgr-webhook.labels\" $ | nindent %d }}\n", pad, indent)
 			if slices.Contains(monitoringKinds, o.GetKind()) {
 				fmt.Fprintf(&b, "%s{{- with .Values.serviceMonitor.labels }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, indent)
 			}
@@ -291,6 +324,16 @@ func templated(o *unstructured.Unstructured) (string, error) {
 		case strings.HasSuffix(trimmed, ": "+policyMark):
 			key, _, _ := strings.Cut(trimmed, ":")
 			fmt.Fprintf(&b, "%s%s: |\n%s{{- toYaml .Values.policy | nindent %d }}\n", pad, key, pad, indent+2)
+			continue
+		case trimmed == "- "+namespacesMark && o.GetKind() == "Deployment":
+			fmt.Fprintf(&b, "%s{{- with $.Values.cephNamespaces }}\n%s- --namespaces={{ join \",\" . }}\n%s{{- end }}\n", pad, pad, pad)
+			continue
+		case trimmed == "- "+namespacesMark:
+			// A namespaced install's webhooks are called for its Ceph namespaces only.
+			fmt.Fprintf(&b, "%s{{- with $.Values.cephNamespaces }}\n%s- key: kubernetes.io/metadata.name\n%s  operator: In\n%s  values: {{ toJson . }}\n%s{{- end }}\n", pad, pad, pad, pad, pad)
+			continue
+		case strings.HasPrefix(trimmed, "namespace: "+namespacesMark):
+			fmt.Fprintf(&b, "%snamespace: {{ . | quote }}\n", pad)
 			continue
 		case strings.Contains(line, policyCheck):
 			line = strings.Replace(line, policyCheck, "{{ toYaml .Values.policy | sha256sum }}", 1)
@@ -317,9 +360,35 @@ func templated(o *unstructured.Unstructured) (string, error) {
 				line = strings.Replace(line, mark, "{{ "+v.expr+" }}", 1)
 			}
 		}
-		b.WriteString(strings.ReplaceAll(line, installNamespace, `{{ include "mgr-webhook.namespace" . }}`))
+		b.WriteString(strings.ReplaceAll(line, installNamespace, `{{ include "mgr-webhook.namespace" $ }}`))
 	}
 	return b.String(), nil
+}
+
+// namespacedBinding is a ClusterRoleBinding of namespacedBindings as the
+// chart writes it: in a namespaced install a RoleBinding of the same
+// ClusterRole in each of cephNamespaces, else the ClusterRoleBinding.
+func namespacedBinding(crb *unstructured.Unstructured) (string, error) {
+	rb := crb.DeepCopy()
+	rb.SetKind("RoleBinding")
+	rb.SetNamespace(namespacesMark)
+	cluster, err := templatedBinding(crb)
+	if err != nil {
+		return "", err
+	}
+	perNamespace, err := templatedBinding(rb)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("{{- if .Values.cephNamespaces }}\n{{- range .Values.cephNamespaces }}\n---\n%s{{- end }}\n{{- else }}\n%s{{- end }}\n", perNamespace, cluster), nil
+}
+
+// templatedBinding templates a binding as any other object.
+func templatedBinding(o *unstructured.Unstructured) (string, error) {
+	name := o.GetName()
+	o.SetName(name + namespacesMark) // not namespacedBindings': no recursion
+	text, err := templated(o)
+	return strings.Replace(text, "name: "+name+namespacesMark, "name: "+name, 1), err
 }
 
 // set puts v at path, where "0" steps into a list; the field must exist or

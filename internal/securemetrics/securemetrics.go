@@ -30,6 +30,14 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.CertDir, "metrics-cert-dir", "", "tls.crt and tls.key for the metrics endpoint (reloaded on change); empty: a self-signed certificate")
 }
 
+// RBAC of both components' metrics endpoints, its own ClusterRole
+// (mgr-metrics-auth): reviews are cluster-scoped, so a namespaced install,
+// which binds the components' other ClusterRoles per Ceph namespace, still
+// binds this one cluster-wide.
+//
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // Options are the manager's metrics options for these flags.
 func (f Flags) Options() metricsserver.Options {
 	o := metricsserver.Options{BindAddress: f.BindAddress}

@@ -56,7 +56,7 @@ func ServeWebhooks(ctx context.Context, a *APIServer, policy *mutate.Policy) (*w
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := webhook.Setup(mgr, cfg, policy, nil)
+	clusters, err := webhook.Setup(mgr, cfg, webhook.Options{Policy: policy})
 	if err != nil {
 		return nil, err
 	}

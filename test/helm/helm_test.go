@@ -92,6 +92,16 @@ func template(t *testing.T, ns string, vals map[string]any) string {
 func objects(t *testing.T, manifest string) map[string]*unstructured.Unstructured {
 	t.Helper()
 	out := map[string]*unstructured.Unstructured{}
+	for _, u := range documents(t, manifest) {
+		out[u.GetKind()+"/"+u.GetName()] = u
+	}
+	return out
+}
+
+// documents are the rendered YAML's objects, in order.
+func documents(t *testing.T, manifest string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
 	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
 	for {
 		doc, err := r.Read()
@@ -106,7 +116,7 @@ func objects(t *testing.T, manifest string) map[string]*unstructured.Unstructure
 			t.Fatalf("%v:\n%s", err, doc)
 		}
 		if len(u.Object) > 0 {
-			out[u.GetKind()+"/"+u.GetName()] = u
+			out = append(out, u)
 		}
 	}
 }
@@ -122,9 +132,11 @@ func TestChartLints(t *testing.T) {
 			}
 		}
 	}
-	l := lint.All(chartDir(t), values(t, "certificates: {mode: letsencrypt}"), "mgr-webhook-system", false)
-	if l.HighestSeverity < support.ErrorSev {
-		t.Errorf("certificates.mode letsencrypt linted clean: %v", l.Messages)
+	for _, bad := range []string{"certificates: {mode: letsencrypt}", "cephNamespaces: [Rook_Ceph]", "cephNamespaces: [ceph-a, ceph-a]", "cephNamespaces: ceph-a"} {
+		l := lint.All(chartDir(t), values(t, bad), "mgr-webhook-system", false)
+		if l.HighestSeverity < support.ErrorSev {
+			t.Errorf("%s linted clean: %v", bad, l.Messages)
+		}
 	}
 }
 
@@ -347,6 +359,12 @@ func TestREADMEHelmBlock(t *testing.T) {
 			t.Errorf("%q: without --create-namespace the namespace must exist", line)
 		}
 		_ = exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", ns).Run()
+		// A namespaced install's RoleBindings go into its Ceph namespaces, which exist.
+		if list, ok := vals["cephNamespaces"].([]any); ok {
+			for _, n := range list {
+				_ = exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "create", "namespace", fmt.Sprint(n)).Run()
+			}
+		}
 		path := filepath.Join(t.TempDir(), "chart.yaml")
 		if err := os.WriteFile(path, []byte(template(t, ns, vals)), 0o600); err != nil {
 			t.Fatal(err)

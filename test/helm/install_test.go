@@ -23,6 +23,24 @@ import (
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
+// install installs the chart as release mgr-webhook into ns (created) with
+// Helm's install action and the values doc.
+func install(t *testing.T, api *testenv.APIServer, ns, doc string) {
+	t.Helper()
+	kubeconfig, namespace := api.Kubeconfig, ns
+	cfg := new(action.Configuration)
+	if err := cfg.Init(&genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Namespace: &namespace}, ns, "secret", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	inst := action.NewInstall(cfg)
+	inst.ReleaseName, inst.Namespace, inst.CreateNamespace, inst.Timeout = "mgr-webhook", ns, true, time.Minute
+	rel, err := inst.Run(loadChart(t), values(t, doc))
+	if err != nil {
+		t.Fatalf("helm install: %v", err)
+	}
+	t.Logf("release %s v%d: %s", rel.Name, rel.Version, rel.Info.Status)
+}
+
 // TestChartInstalledForReal installs the chart (self-signed mode) into a new
 // namespace of a real API server with Helm's install action, then runs the
 // built mgr-webhook as the chart's Deployment would: as the chart's
@@ -49,18 +67,7 @@ func TestChartInstalledForReal(t *testing.T) {
 	t.Cleanup(api.Stop) // after the processes (cleanups run last-in first-out)
 	k8s := api.Client
 
-	kubeconfig, namespace := api.Kubeconfig, ns
-	cfg := new(action.Configuration)
-	if err := cfg.Init(&genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Namespace: &namespace}, ns, "secret", t.Logf); err != nil {
-		t.Fatal(err)
-	}
-	inst := action.NewInstall(cfg)
-	inst.ReleaseName, inst.Namespace, inst.CreateNamespace, inst.Timeout = "mgr-webhook", ns, true, time.Minute
-	rel, err := inst.Run(loadChart(t), values(t, "certificates: {mode: self-signed}"))
-	if err != nil {
-		t.Fatalf("helm install: %v", err)
-	}
-	t.Logf("release %s v%d: %s", rel.Name, rel.Version, rel.Info.Status)
+	install(t, api, ns, "certificates: {mode: self-signed}")
 
 	// The chart's own webhook configurations, not envtest's.
 	m := &admissionregistrationv1.MutatingWebhookConfiguration{}

@@ -1,0 +1,311 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package helm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+// TestChartNamespacedInstall installs the chart with cephNamespaces (a
+// namespaced install) on a real API server and proves both halves of the
+// promise:
+//   - confinement: impersonating each component's ServiceAccount, no Secret
+//     outside the Ceph namespace can be read (not cluster-wide, not in
+//     kube-system, default, or a namespace holding Ceph cluster objects that
+//     is not listed), nor a Deployment or pod there;
+//   - function: the built mgr-webhook and mgr-bootstrap, run as those
+//     ServiceAccounts with the flags the chart's Deployments carry, complete a
+//     minimal mgr in the Ceph namespace and make its cephx key on a real Ceph
+//     mon, while a mgr Deployment in the unlisted namespace is left as it was
+//     written.
+func TestChartNamespacedInstall(t *testing.T) {
+	const (
+		ns       = "ceph-admission"
+		cephNS   = "ceph-a"
+		unlisted = "ceph-unlisted"
+	)
+	ctx := context.Background()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	binDir := testenv.BuildForTest(t, "mgr-webhook", "mgr-bootstrap")
+	hostIP, err := testenv.HostIP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ceph, err := cephtest.Start(ctx, cephtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ceph.Stop)
+	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{ServiceRouting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(api.Stop)
+	k8s := api.Client
+	for _, n := range []string{cephNS, unlisted} {
+		if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	install(t, api, ns, "{certificates: {mode: self-signed}, cephNamespaces: ["+cephNS+"]}")
+
+	// The cluster objects of both namespaces; the unlisted one's Secrets are
+	// what a cluster-wide install could read and this one must not.
+	listed := testenv.CephCluster{Namespace: cephNS, FSID: ceph.FSID, MonHost: ceph.MonHost, Members: "a", AdminKeyring: ceph.AdminKeyring}
+	other := testenv.CephCluster{Namespace: unlisted, FSID: "5e1f0c4a-8f61-4a5e-9d57-2b7cf2a0c6d1", MonHost: "[v2:10.0.0.1:3300]", Members: "a", AdminKeyring: "[client.admin]\n"}
+	for _, c := range []testenv.CephCluster{listed, other} {
+		if err := c.Create(ctx, k8s); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("no ServiceAccount reads outside the Ceph namespaces", func(t *testing.T) {
+		for _, sa := range []string{"mgr-webhook", "mgr-bootstrap"} {
+			as, err := client.New(api.ConfigAs(testenv.ServiceAccountUser(ns, sa)), client.Options{Scheme: k8s.Scheme()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			refused := map[string]func() error{
+				"list Secrets in every namespace": func() error { return as.List(ctx, &corev1.SecretList{}) },
+				"list Secrets in kube-system":     func() error { return as.List(ctx, &corev1.SecretList{}, client.InNamespace("kube-system")) },
+				"list Secrets in default":         func() error { return as.List(ctx, &corev1.SecretList{}, client.InNamespace("default")) },
+				"get the unlisted cluster's Secret rook-ceph-config": func() error {
+					return as.Get(ctx, client.ObjectKey{Namespace: unlisted, Name: "rook-ceph-config"}, &corev1.Secret{})
+				},
+				"get the unlisted cluster's admin keyring": func() error {
+					return as.Get(ctx, client.ObjectKey{Namespace: unlisted, Name: "rook-ceph-admin-keyring"}, &corev1.Secret{})
+				},
+				"list Deployments in the unlisted namespace": func() error {
+					return as.List(ctx, &appsv1.DeploymentList{}, client.InNamespace(unlisted))
+				},
+				"list pods in the unlisted namespace": func() error {
+					return as.List(ctx, &corev1.PodList{}, client.InNamespace(unlisted))
+				},
+			}
+			for what, try := range refused {
+				if err := try(); !apierrors.IsForbidden(err) {
+					t.Errorf("%s could %s: %v, want Forbidden", sa, what, err)
+				}
+			}
+			// The same reads in the Ceph namespace pass: the refusals above
+			// are the install mode's, not a broken binding's.
+			if err := as.Get(ctx, client.ObjectKey{Namespace: cephNS, Name: "rook-ceph-config"}, &corev1.Secret{}); err != nil {
+				t.Errorf("%s cannot get Secret %s/rook-ceph-config: %v", sa, cephNS, err)
+			}
+			if err := as.List(ctx, &appsv1.DeploymentList{}, client.InNamespace(cephNS)); err != nil {
+				t.Errorf("%s cannot list Deployments in %s: %v", sa, cephNS, err)
+			}
+		}
+	})
+
+	// The components run with the chart's own flags for the install mode.
+	policy := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr-webhook-policy"}, policy); err != nil {
+		t.Fatal(err)
+	}
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte(policy.Data["policy.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	namespacesArg := func(name string) string {
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+			if strings.HasPrefix(a, "--namespaces=") {
+				return a
+			}
+		}
+		t.Fatalf("the chart's %s runs without --namespaces: %v", name, d.Spec.Template.Spec.Containers[0].Args)
+		return ""
+	}
+	if got, want := namespacesArg("mgr-webhook"), "--namespaces="+cephNS; got != want {
+		t.Fatalf("the chart's mgr-webhook runs with %s, want %s", got, want)
+	}
+	spawn := func(name string, args ...string) {
+		t.Helper()
+		asSA, err := api.KubeconfigAs(testenv.ServiceAccountUser(ns, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(asSA) })
+		probe, err := testenv.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append([]string{"--kubeconfig", asSA, "--policy=" + policyFile, "--metrics-bind-address=0", "--health-probe-bind-address=:" + strconv.Itoa(probe)}, args...)
+		proc, err := testenv.SpawnReady(ctx, filepath.Join(binDir, name), filepath.Join(t.TempDir(), name+".log"), probe, time.Minute, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proc.StopAtCleanup(t, 10*time.Second)
+	}
+	port, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.ServeServiceLocally(ctx, k8s, ns, "mgr-webhook", "https", hostIP, port); err != nil {
+		t.Fatal(err)
+	}
+	// Ready only once its per-namespace informers have listed as the
+	// ServiceAccount: a cluster-wide list would be refused and never sync.
+	spawn("mgr-webhook", namespacesArg("mgr-webhook"), "--cert-mode=self-signed", "--namespace="+ns, "--leader-elect",
+		"--cert-dir="+t.TempDir(), "--host="+hostIP, "--port="+strconv.Itoa(port))
+	spawn("mgr-bootstrap", namespacesArg("mgr-bootstrap"), "--namespace="+ns, "--leader-election-namespace="+ns, "--ceph-connect-timeout=5s")
+
+	apply := func(manifest []byte) ([]byte, error) {
+		c := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "-f", "-")
+		c.Stdin = strings.NewReader(string(manifest))
+		return c.CombinedOutput()
+	}
+	poll := func(what string, timeout time.Duration, cond func() bool) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+			t.Fatalf("%s: not within %s", what, timeout)
+		}
+	}
+
+	// The unlisted namespace first: once the listed mgr is done, the
+	// controller has had every chance to touch it, and cannot even see it.
+	// It is a valid Deployment as written: a minimal mgr would be refused by
+	// the API server's own validation (no selector) without completion.
+	mgrLabels := map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: "c"}
+	foreign := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: unlisted, Name: "rook-ceph-mgr-c", Labels: mgrLabels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: mgrLabels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: mgrLabels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "mgr", Image: "quay.io/ceph/ceph:v18.2.4"}}},
+			},
+		},
+	}
+	if err := k8s.Create(ctx, foreign); err != nil {
+		t.Fatalf("a mgr Deployment in the unlisted namespace: %v", err)
+	}
+
+	// mgr id b: cephtest's own daemon already holds mgr.a's key.
+	manifest, err := testenv.MinimalMgr(root, cephNS, "b", [2]int32{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	poll("the webhook's CA injected and a minimal mgr admitted", time.Minute, func() bool {
+		out, err = apply(manifest)
+		return err == nil
+	})
+	d := &appsv1.Deployment{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: cephNS, Name: "rook-ceph-mgr-b"}, d); err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--fsid="+ceph.FSID) {
+		t.Fatalf("the mgr in %s was not completed (apply said %s): args %s", cephNS, out, args)
+	}
+	keyring := &corev1.Secret{}
+	poll("the controller's keyring Secret for mgr b", 2*time.Minute, func() bool {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: cephNS, Name: "rook-ceph-mgr-b-keyring"}, keyring) == nil
+	})
+	key, err := ceph.GetKey(ctx, "mgr.b")
+	if err != nil {
+		t.Fatalf("the controller made no mgr.b key on the Ceph mon: %v", err)
+	}
+	if !strings.Contains(string(keyring.Data["keyring"]), key) {
+		t.Error("the keyring Secret does not hold the key Ceph has for mgr.b")
+	}
+
+	stored := &appsv1.Deployment{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: unlisted, Name: "rook-ceph-mgr-c"}, stored); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored.Spec.Template.Spec.Containers) != 1 || len(stored.Spec.Template.Spec.InitContainers) > 0 || len(stored.Spec.Template.Spec.Containers[0].Args) > 0 {
+		t.Errorf("the webhook completed a mgr in the unlisted namespace: %+v", stored.Spec.Template.Spec)
+	}
+	if len(stored.Finalizers) > 0 || stored.Annotations[contract.AnnotationBootstrapStatus] != "" {
+		t.Errorf("the controller touched a mgr in the unlisted namespace: finalizers %v, annotations %v", stored.Finalizers, stored.Annotations)
+	}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: unlisted, Name: "rook-ceph-mgr-c-keyring"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a keyring Secret in the unlisted namespace: %v", err)
+	}
+}
+
+// TestChartCephNamespacesValue: with cephNamespaces the chart binds the
+// components' ClusterRoles by a RoleBinding in each listed namespace and by no
+// ClusterRoleBinding (the metrics reviews' and, self-signed, the webhook
+// configurations' stay cluster-wide: they are cluster-scoped), calls every
+// webhook for those namespaces only, and passes them to both binaries; without
+// it, nothing of that is rendered.
+func TestChartCephNamespacesValue(t *testing.T) {
+	for _, mode := range []string{"self-signed", "cert-manager"} {
+		t.Run(mode, func(t *testing.T) {
+			docs := documents(t, template(t, "ceph-admission", values(t, "{certificates: {mode: "+mode+"}, cephNamespaces: [ceph-a, ceph-b]}")))
+			var roleBindings, clusterBindings []string
+			for _, o := range docs {
+				switch o.GetKind() {
+				case "RoleBinding":
+					roleBindings = append(roleBindings, o.GetNamespace()+"/"+o.GetName())
+				case "ClusterRoleBinding":
+					clusterBindings = append(clusterBindings, o.GetName())
+				case "Deployment":
+					args, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+					if !slices.Contains(args[0].(map[string]any)["args"].([]any), any("--namespaces=ceph-a,ceph-b")) {
+						t.Errorf("Deployment %s runs without --namespaces=ceph-a,ceph-b: %v", o.GetName(), args[0].(map[string]any)["args"])
+					}
+				case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+					hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+					for _, h := range hooks {
+						exprs, _, _ := unstructured.NestedSlice(h.(map[string]any), "namespaceSelector", "matchExpressions")
+						if !slices.ContainsFunc(exprs, func(e any) bool {
+							m := e.(map[string]any)
+							return m["key"] == "kubernetes.io/metadata.name" && m["operator"] == "In" && fmt.Sprint(m["values"]) == "[ceph-a ceph-b]"
+						}) {
+							t.Errorf("%s webhook %s is called outside ceph-a, ceph-b: %v", o.GetKind(), h.(map[string]any)["name"], exprs)
+						}
+					}
+				}
+			}
+			for _, want := range []string{"ceph-a/mgr-webhook", "ceph-b/mgr-webhook", "ceph-a/mgr-bootstrap", "ceph-b/mgr-bootstrap"} {
+				if !slices.Contains(roleBindings, want) {
+					t.Errorf("no RoleBinding %s (have %v)", want, roleBindings)
+				}
+			}
+			for _, name := range clusterBindings {
+				if name != "mgr-metrics-auth" && name != "mgr-webhook-certs" {
+					t.Errorf("ClusterRoleBinding %s in a namespaced install", name)
+				}
+			}
+			cluster := documents(t, template(t, "ceph-admission", values(t, "{certificates: {mode: "+mode+"}}")))
+			for _, o := range cluster {
+				if (o.GetKind() == "RoleBinding" && o.GetNamespace() != "ceph-admission") || strings.Contains(fmt.Sprint(o.Object), "--namespaces") {
+					t.Errorf("a cluster-wide install renders %s %s/%s of the namespaced mode", o.GetKind(), o.GetNamespace(), o.GetName())
+				}
+			}
+		})
+	}
+}
