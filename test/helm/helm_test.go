@@ -22,15 +22,11 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	"helm.sh/helm/v3/pkg/strvals"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -72,20 +68,11 @@ func values(t *testing.T, doc string) map[string]any {
 // template renders the chart as `helm template` does.
 func template(t *testing.T, ns string, vals map[string]any) string {
 	t.Helper()
-	cfg := &action.Configuration{
-		Releases:     storage.Init(driver.NewMemory()),
-		KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
-		Capabilities: chartutil.DefaultCapabilities,
-		Log:          func(string, ...any) {},
-	}
-	inst := action.NewInstall(cfg)
-	inst.DryRun, inst.ClientOnly, inst.Replace = true, true, true
-	inst.ReleaseName, inst.Namespace = "mgr-webhook", ns
-	rel, err := inst.Run(loadChart(t), vals)
+	manifest, err := testenv.RenderChart(ns, vals)
 	if err != nil {
 		t.Fatalf("helm template: %v", err)
 	}
-	return rel.Manifest
+	return manifest
 }
 
 // objects splits rendered YAML by kind/name.

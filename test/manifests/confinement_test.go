@@ -5,6 +5,7 @@ package manifests
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,15 +34,32 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, overlay := range []string{"overlays/self-signed", "overlays/cert-manager"} {
-		t.Run(overlay, func(t *testing.T) {
+	// Each shipped install: both overlays, and the chart in both certificate
+	// modes, cluster-wide and namespaced (rook-ceph its one Ceph namespace:
+	// the victims elsewhere are then out of its RBAC's reach as well).
+	installs := map[string]struct {
+		selfSigned bool
+		dir        func() (dir string, cleanup func(), err error)
+	}{
+		"overlays/self-signed":  {true, overlay(root, "overlays/self-signed")},
+		"overlays/cert-manager": {false, overlay(root, "overlays/cert-manager")},
+		"chart/self-signed":     {true, chart("{certificates: {mode: self-signed}}")},
+		"chart/cert-manager":    {false, chart("{certificates: {mode: cert-manager}}")},
+		"chart/namespaced":      {true, chart("{certificates: {mode: self-signed}, cephNamespaces: [rook-ceph]}")},
+	}
+	for name, install := range installs {
+		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			api, err := testenv.StartForInstalls("mgr-webhook-system")
+			api, err := testenv.StartForInstalls("mgr-webhook-system", "rook-ceph")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer api.Stop()
-			dir := filepath.Join(root, "manifests", overlay)
+			dir, cleanup, err := install.dir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
 			if _, err := testenv.ApplyRBAC(ctx, api.Client, dir); err != nil {
 				t.Fatal(err)
 			}
@@ -186,12 +204,25 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 			err = updateObj(ctx, webhook, m, func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
 				c.Webhooks[0].ClientConfig.CABundle = []byte("-----BEGIN CERTIFICATE-----\n")
 			})
-			if selfSigned := strings.HasSuffix(overlay, "self-signed"); selfSigned && err != nil {
+			if selfSigned := install.selfSigned; selfSigned && err != nil {
 				t.Errorf("self-signed: mgr-webhook may not inject its CA: %v", err)
 			} else if !selfSigned && err == nil {
 				t.Error("cert-manager: mgr-webhook may write its webhook configuration (cert-manager's cainjector does that)")
 			}
 		})
+	}
+}
+
+// overlay is a kustomize overlay of the checkout, as is.
+func overlay(root, name string) func() (string, func(), error) {
+	return func() (string, func(), error) { return filepath.Join(root, "manifests", name), func() {}, nil }
+}
+
+// chart is the chart rendered with values, as a kustomization.
+func chart(values string) func() (string, func(), error) {
+	return func() (string, func(), error) {
+		dir, err := testenv.ChartInCheckout("mgr-webhook-system", values)
+		return dir, func() { os.RemoveAll(dir) }, err
 	}
 }
 

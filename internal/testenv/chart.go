@@ -1,0 +1,68 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package testenv
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	kubefake "helm.sh/helm/v3/pkg/kube/fake"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+)
+
+// RenderChart renders the checkout's chart (charts/mgr-webhook) as
+// `helm template --namespace ns` does, as release mgr-webhook with vals.
+func RenderChart(ns string, vals map[string]any) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	ch, err := loader.Load(filepath.Join(root, "charts", "mgr-webhook"))
+	if err != nil {
+		return "", err
+	}
+	cfg := &action.Configuration{
+		Releases:     storage.Init(driver.NewMemory()),
+		KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
+		Capabilities: chartutil.DefaultCapabilities,
+		Log:          func(string, ...any) {},
+	}
+	inst := action.NewInstall(cfg)
+	inst.DryRun, inst.ClientOnly, inst.Replace = true, true, true
+	inst.ReleaseName, inst.Namespace = "mgr-webhook", ns
+	rel, err := inst.Run(ch, vals)
+	if err != nil {
+		return "", err
+	}
+	return rel.Manifest, nil
+}
+
+// ChartInCheckout renders the chart (RenderChart, values as a YAML document)
+// into a kustomization in the checkout (KustomizationInCheckout), so that
+// what takes a kustomization (ApplyRBAC, CreateKinds) takes the chart's
+// objects too; remove the directory when done.
+func ChartInCheckout(ns, valuesDoc string) (string, error) {
+	vals, err := chartutil.ReadValues([]byte(valuesDoc))
+	if err != nil {
+		return "", err
+	}
+	manifest, err := RenderChart(ns, vals)
+	if err != nil {
+		return "", err
+	}
+	dir, err := KustomizationInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [chart.yaml]\n")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "chart.yaml"), []byte(manifest), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
