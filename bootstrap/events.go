@@ -15,6 +15,7 @@ const (
 	ReasonMgrRole           = "MgrRoleChanged"
 	ReasonPDB               = "PodDisruptionBudget"
 	ReasonModulesConflict   = "ModulesConflict"
+	ReasonModulesNotChosen  = "ModulesNotChosen"
 	ReasonModulesDisabled   = "ModulesDisabled"
 	ReasonModulesEnabled    = "ModulesEnabled"
 	ReasonModuleUnavailable = "ModuleUnavailable"

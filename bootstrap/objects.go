@@ -106,34 +106,25 @@ func serviceDrifted(have, want *corev1.Service) bool {
 	return false
 }
 
-// wantedModules are the Deployment's annotation override, or the defaults.
-func wantedModules(d *appsv1.Deployment, defaults []string) []string {
-	v, ok := d.Annotations[contract.AnnotationModules]
-	if !ok {
-		return defaults
-	}
-	var mods []string
-	for _, m := range strings.Split(v, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			mods = append(mods, m)
-		}
-	}
-	return mods
-}
-
 // clusterModules is the cluster's wanted module set: the annotation the
 // namespace's managed mgrs carry (those without it follow it), or defaults
-// when none does. Two different annotations are a conflict, reported and not
-// fought over: conflict names them, and nothing is planned until it is gone.
-func clusterModules(ds []appsv1.Deployment, namespace string, defaults []string) (want []string, conflict string) {
+// when none does. Only an annotation within the policy's choices counts
+// (mutate.ChosenModules): any other is the editor's wish, not the policy's,
+// and is ignored as if it were not there (notChosen says so on that
+// Deployment). Two different annotations are a conflict, reported and
+// not fought over: conflict names them, and nothing is planned until it is gone.
+func clusterModules(ds []appsv1.Deployment, namespace string, defaults, choices []string) (want []string, conflict string) {
 	sets := map[string][]string{} // the normalized set -> Deployments carrying it
 	for i := range ds {
 		d := &ds[i]
-		if _, ok := d.Annotations[contract.AnnotationModules]; !ok || d.Namespace != namespace || d.DeletionTimestamp != nil ||
-			!mutate.IsMgr(d) || mutate.LeftAlone(d) {
+		mods, ok := mutate.ModulesAnnotation(d.Annotations)
+		if !ok || d.Namespace != namespace || d.DeletionTimestamp != nil || !mutate.IsMgr(d) || mutate.LeftAlone(d) {
 			continue
 		}
-		key := strings.Join(wantedModules(d, nil), ",")
+		if _, chosen := mutate.ChosenModules(mods, choices); !chosen {
+			continue
+		}
+		key := strings.Join(mods, ",")
 		sets[key] = append(sets[key], d.Name)
 	}
 	switch len(sets) {
@@ -169,4 +160,24 @@ func podReady(pods []corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// notChosen is why d's modules annotation is ignored, "" when it is not:
+// an Event for the Deployment's editor, naming the fix.
+func notChosen(d *appsv1.Deployment, choices []string) string {
+	mods, ok := mutate.ModulesAnnotation(d.Annotations)
+	if !ok {
+		return ""
+	}
+	outside, chosen := mutate.ChosenModules(mods, choices)
+	switch {
+	case chosen:
+		return ""
+	case len(choices) == 0:
+		return fmt.Sprintf("annotation %s=%q ignored: the policy offers no module choices (moduleChoices), so the cluster runs the policy's modules; remove the annotation, or ask the policy's owner to offer the modules",
+			contract.AnnotationModules, d.Annotations[contract.AnnotationModules])
+	default:
+		return fmt.Sprintf("annotation %s=%q ignored: %s not among the policy's moduleChoices (%s), so the cluster runs the policy's modules; choose among those, or ask the policy's owner to offer more",
+			contract.AnnotationModules, d.Annotations[contract.AnnotationModules], strings.Join(outside, ", "), strings.Join(choices, ", "))
+	}
 }

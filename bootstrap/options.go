@@ -31,8 +31,12 @@ var _ Ceph = &ceph.Runner{}
 type Options struct {
 	// Caps of a mgr's cephx key.
 	Caps []string
-	// Modules to enable, unless a Deployment overrides them by annotation.
+	// Modules to enable, unless a Deployment chooses others by annotation.
 	Modules []string
+	// ModuleChoices are the modules such an annotation may name (the
+	// policy's moduleChoices); an annotation naming others, or any when this
+	// is empty, is ignored: the modules are the cluster's, not an editor's.
+	ModuleChoices []string
 	// OrchestratorBackend is set once the rook module is on ("" to skip).
 	OrchestratorBackend string
 	// ModuleTimeout bounds the retries of one module step while the mgr restarts.

@@ -165,7 +165,10 @@ func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *S
 	if err := b.ensureKeyring(ctx, st, next); err != nil {
 		return ctrl.Result{}, err
 	}
-	want, conflict := clusterModules(ds.Items, d.Namespace, r.Modules)
+	if why := notChosen(d, r.ModuleChoices); why != "" {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModulesNotChosen, "EnableModule", "%s", why)
+	}
+	want, conflict := clusterModules(ds.Items, d.Namespace, r.Modules, r.ModuleChoices)
 	if conflict != "" {
 		// Reported, not fought over: nothing changes until the annotations agree.
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModulesConflict, "EnableModule", "%s", conflict)

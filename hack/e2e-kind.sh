@@ -78,6 +78,14 @@ log "the release manifests (cert-manager mode) of $TAG"
 VERSION=$TAG DIST=$work KUBECTL=$(command -v kubectl) ./hack/release.sh >/dev/null
 kubectl apply --server-side -f "$work/install-cert-manager.yaml"
 kubectl -n mgr-webhook-system wait --for=condition=Available deploy --all --timeout=5m
+# The suite's mgrs choose modules by annotation: the site policy must offer
+# them (moduleChoices), as internal/localcluster's SitePolicy does.
+policy=$(kubectl -n mgr-webhook-system get deployment mgr-webhook -o 'jsonpath={.spec.template.spec.volumes[?(@.name=="policy")].configMap.name}')
+kubectl -n mgr-webhook-system patch configmap "$policy" --type merge \
+  -p '{"data":{"policy.yaml":"apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [orchestrator_cli, rook, prometheus, dashboard]\n"}}'
+kubectl -n mgr-webhook-system rollout restart deploy/mgr-webhook deploy/mgr-bootstrap
+kubectl -n mgr-webhook-system rollout status deploy/mgr-webhook --timeout=5m
+kubectl -n mgr-webhook-system rollout status deploy/mgr-bootstrap --timeout=5m
 
 if [ -z "${E2E_CEPH_NAMESPACES:-}" ]; then
   for ns in ceph-west ceph-east ceph-teardown; do ceph_cluster "$ns"; done

@@ -6,6 +6,7 @@ package mutate
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -51,6 +52,13 @@ type Policy struct {
 	AllowHostNetwork bool `json:"allowHostNetwork,omitempty"`
 	// Modules are the mgr modules the bootstrap controller enables.
 	Modules []string `json:"modules,omitempty"`
+	// ModuleChoices are the modules a mgr Deployment's annotation
+	// mgr.ceph.rook.io/modules may name instead of Modules. Empty: no
+	// Deployment chooses (the webhook refuses the annotation, the controller
+	// ignores it), because the modules are the whole Ceph cluster's and a
+	// Deployment's editor must not steer what the controller turns on or off
+	// (mgr-bootstrap --policy reads this).
+	ModuleChoices []string `json:"moduleChoices,omitempty"`
 	// Sidecars are containers a Deployment may ask for by name with the
 	// mgr.ceph.rook.io/inject-sidecars annotation.
 	Sidecars map[string]corev1.Container `json:"sidecars,omitempty"`
@@ -217,6 +225,11 @@ func (p *Policy) validate() field.ErrorList {
 			}
 		}
 	}
+	for i, m := range p.ModuleChoices {
+		if !moduleName.MatchString(m) {
+			errs = append(errs, field.Invalid(field.NewPath("moduleChoices").Index(i), m, "must be a mgr module's name (lower-case letters, digits, _), one per item"))
+		}
+	}
 	for name, c := range p.Sidecars {
 		fp := field.NewPath("sidecars").Key(name)
 		if c.Name != "" && c.Name != name {
@@ -231,6 +244,9 @@ func (p *Policy) validate() field.ErrorList {
 	}
 	return errs
 }
+
+// moduleName is what `ceph mgr module ls` names a module.
+var moduleName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 func ptrTo[T any](v T) *T { return &v }
 

@@ -13,16 +13,18 @@ func TestParsePolicy(t *testing.T) {
 		yaml    string
 		wantErr string
 	}{
-		"empty body gets defaults":  {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\n"},
-		"unknown field":             {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nallowPrivilegd: true\n", wantErr: `unknown field "allowPrivilegd"`},
-		"wrong version":             {yaml: "apiVersion: mgr.ceph.rook.io/v2\nkind: Policy\n", wantErr: "apiVersion/kind must be"},
-		"missing version":           {yaml: "allowPrivileged: true\n", wantErr: "apiVersion/kind must be"},
-		"bad minimum":               {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nimages:\n  minimumCephVersion: reef\n", wantErr: "images.minimumCephVersion"},
-		"relative data dir":         {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\ndataDirHostPath: var/lib\n", wantErr: "dataDirHostPath"},
-		"sidecar without image":     {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nsidecars:\n  x: {}\n", wantErr: "sidecars[x].image"},
-		"exemption":                 {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nexemptions:\n- namespace: legacy\n  names: [rook-ceph-mgr-x]\n"},
-		"exemption of no namespace": {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nexemptions:\n- names: [rook-ceph-mgr-x]\n", wantErr: "exemptions[0].namespace"},
-		"exemption of a bad name":   {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nexemptions:\n- namespace: a\n  names: [Bad_Name]\n", wantErr: "exemptions[0].names[0]"},
+		"empty body gets defaults":     {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\n"},
+		"unknown field":                {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nallowPrivilegd: true\n", wantErr: `unknown field "allowPrivilegd"`},
+		"wrong version":                {yaml: "apiVersion: mgr.ceph.rook.io/v2\nkind: Policy\n", wantErr: "apiVersion/kind must be"},
+		"missing version":              {yaml: "allowPrivileged: true\n", wantErr: "apiVersion/kind must be"},
+		"bad minimum":                  {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nimages:\n  minimumCephVersion: reef\n", wantErr: "images.minimumCephVersion"},
+		"relative data dir":            {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\ndataDirHostPath: var/lib\n", wantErr: "dataDirHostPath"},
+		"sidecar without image":        {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nsidecars:\n  x: {}\n", wantErr: "sidecars[x].image"},
+		"exemption":                    {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nexemptions:\n- namespace: legacy\n  names: [rook-ceph-mgr-x]\n"},
+		"exemption of no namespace":    {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nexemptions:\n- names: [rook-ceph-mgr-x]\n", wantErr: "exemptions[0].namespace"},
+		"exemption of a bad name":      {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nexemptions:\n- namespace: a\n  names: [Bad_Name]\n", wantErr: "exemptions[0].names[0]"},
+		"module choices":               {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [prometheus, diskprediction_local]\n"},
+		"a module choice with a comma": {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [\"prometheus,nfs\"]\n", wantErr: "moduleChoices[0]"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -129,6 +129,18 @@ func validate(d *appsv1.Deployment, info ClusterInfo, p *Policy, oneErrorPerMist
 			}
 		}
 	}
+	if mods, ok := ModulesAnnotation(d.Annotations); ok {
+		fp := field.NewPath("metadata", "annotations").Key(contract.AnnotationModules)
+		if len(p.ModuleChoices) == 0 {
+			errs = append(errs, field.Invalid(fp, d.Annotations[contract.AnnotationModules],
+				"the policy lets no Deployment choose the mgr modules (they are the whole Ceph cluster's: the policy's modules); remove the annotation, or ask the policy's owner to offer the modules in moduleChoices"))
+		} else {
+			outside, _ := ChosenModules(mods, p.ModuleChoices)
+			for _, m := range outside {
+				errs = append(errs, field.NotSupported(fp, m, p.ModuleChoices))
+			}
+		}
+	}
 	for _, name := range requestedSidecars(d.Annotations) {
 		if _, ok := p.Sidecars[name]; !ok {
 			errs = append(errs, field.NotSupported(field.NewPath("metadata", "annotations").Key(contract.AnnotationInjectSidecars), name, sidecarNames(p)))

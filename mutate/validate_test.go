@@ -153,6 +153,22 @@ func TestValidateRules(t *testing.T) {
 				d.Annotations = map[string]string{contract.AnnotationInjectSidecars: "log-colector"}
 			},
 			"metadata.annotations[mgr.ceph.rook.io/inject-sidecars]", field.ErrorTypeNotSupported, "log-colector"},
+		"modules chosen where the policy offers no choice": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				d.Annotations = map[string]string{contract.AnnotationModules: "prometheus"}
+			},
+			"metadata.annotations[mgr.ceph.rook.io/modules]", field.ErrorTypeInvalid, "moduleChoices"},
+		"no modules chosen where the policy offers no choice": {
+			func(d *appsv1.Deployment, _ *Policy) {
+				d.Annotations = map[string]string{contract.AnnotationModules: ""}
+			},
+			"metadata.annotations[mgr.ceph.rook.io/modules]", field.ErrorTypeInvalid, "remove the annotation"},
+		"a module the policy does not offer": {
+			func(d *appsv1.Deployment, p *Policy) {
+				p.ModuleChoices = []string{"prometheus", "dashboard"}
+				d.Annotations = map[string]string{contract.AnnotationModules: "prometheus, restful"}
+			},
+			"metadata.annotations[mgr.ceph.rook.io/modules]", field.ErrorTypeNotSupported, `"restful": supported values: "prometheus", "dashboard"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -172,13 +188,15 @@ func TestValidateRules(t *testing.T) {
 
 func TestValidatePolicyAllows(t *testing.T) {
 	d := completedMinimal(t)
+	d.Annotations = map[string]string{contract.AnnotationModules: "prometheus"}
 	mgrContainer(d).SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
 	mgrContainer(d).Image = "quay.io/ceph/ceph:latest"
 	d.Spec.Template.Spec.HostNetwork = true
 	p := DefaultPolicy()
 	p.AllowPrivileged, p.AllowHostNetwork, p.Images.AllowLatest = true, true, true
+	p.ModuleChoices = []string{"dashboard", "prometheus"}
 	if errs := Validate(d, testClusters["rook-ceph"], p); len(errs) > 0 {
-		t.Errorf("a policy allowing privileged, hostNetwork and latest still refused: %v", errs.ToAggregate())
+		t.Errorf("a policy allowing privileged, hostNetwork, latest and prometheus still refused: %v", errs.ToAggregate())
 	}
 }
 
@@ -352,6 +370,72 @@ func TestRatchetComparesTheWholeValue(t *testing.T) {
 				t.Errorf("refused: %v", errs)
 			case tc.field != "" && !slices.ContainsFunc(errs, func(e *field.Error) bool { return e.Field == tc.field }):
 				t.Errorf("errors %v, want one on %s", errs, tc.field)
+			}
+		})
+	}
+}
+
+// A grandfathered modules annotation (admitted before the policy took the
+// choice away) stays on through other edits, but cannot be changed to
+// another module the policy does not offer.
+func TestModulesAnnotationRatchets(t *testing.T) {
+	info, p := testClusters["rook-ceph"], DefaultPolicy()
+	p.ModuleChoices = []string{"prometheus"}
+	old := completedMinimal(t)
+	old.Annotations = map[string]string{contract.AnnotationModules: "prometheus,nfs"}
+	relabelled := old.DeepCopy()
+	relabelled.Labels["team"] = "storage"
+	if errs := ValidateUpdate(old, relabelled, info, p); len(errs) > 0 {
+		t.Errorf("an edit keeping the old annotation was refused: %v", errs.ToAggregate())
+	}
+	other := old.DeepCopy()
+	other.Annotations[contract.AnnotationModules] = "prometheus,restful"
+	if errs := ValidateUpdate(old, other, info, p); !hasError(errs, "metadata.annotations[mgr.ceph.rook.io/modules]", field.ErrorTypeNotSupported) {
+		t.Errorf("swapping one refused module for another: %v", errs.ToAggregate())
+	}
+	p.ModuleChoices = nil
+	if errs := ValidateUpdate(old, other, info, p); !hasError(errs, "metadata.annotations[mgr.ceph.rook.io/modules]", field.ErrorTypeInvalid) {
+		t.Errorf("changing the annotation where no choice is offered: %v", errs.ToAggregate())
+	}
+}
+
+func TestChosenModules(t *testing.T) {
+	cases := map[string]struct {
+		mods, choices []string
+		outside       []string
+		ok            bool
+	}{
+		"no choices offered":      {[]string{"prometheus"}, nil, []string{"prometheus"}, false},
+		"none chosen, no choices": {nil, nil, nil, false},
+		"none chosen":             {nil, []string{"prometheus"}, nil, true},
+		"within the choices":      {[]string{"prometheus"}, []string{"prometheus", "dashboard"}, nil, true},
+		"one outside":             {[]string{"prometheus", "nfs"}, []string{"prometheus"}, []string{"nfs"}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			outside, ok := ChosenModules(tc.mods, tc.choices)
+			if ok != tc.ok || !slices.Equal(outside, tc.outside) {
+				t.Errorf("ChosenModules(%v, %v) = %v, %v; want %v, %v", tc.mods, tc.choices, outside, ok, tc.outside, tc.ok)
+			}
+		})
+	}
+}
+
+func TestModulesAnnotation(t *testing.T) {
+	for name, tc := range map[string]struct {
+		annotations map[string]string
+		want        []string
+		set         bool
+	}{
+		"no annotation":                 {nil, nil, false},
+		"an override, spaces trimmed":   {map[string]string{contract.AnnotationModules: " prometheus , dashboard,"}, []string{"prometheus", "dashboard"}, true},
+		"empty: no module at all":       {map[string]string{contract.AnnotationModules: ""}, nil, true},
+		"other annotations are ignored": {map[string]string{"x": "rook"}, nil, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, set := ModulesAnnotation(tc.annotations)
+			if !slices.Equal(got, tc.want) || set != tc.set {
+				t.Errorf("ModulesAnnotation = %v, %v; want %v, %v", got, set, tc.want, tc.set)
 			}
 		})
 	}

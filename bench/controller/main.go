@@ -80,7 +80,9 @@ func run(n, nss int, binDir string) error {
 			return nil, 0, err
 		}
 		p, err := testenv.Spawn(filepath.Join(binDir, "mgr-bootstrap"), filepath.Join(dir, "bootstrap.log"),
-			"--kubeconfig", api.Kubeconfig, "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port), "--metrics-secure=false", "--health-probe-bind-address", "0")
+			"--kubeconfig", api.Kubeconfig, "--leader-elect=false",
+			// The mgrs below choose no module: the policy must offer a choice.
+			"--module-choices="+strings.Join(contract.DefaultModules, ","), "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port), "--metrics-secure=false", "--health-probe-bind-address", "0")
 		return p, port, err
 	}
 	proc, port, err := start()

@@ -36,7 +36,7 @@ func main() {
 		probeAddr                    string
 		metricsFlags                 securemetrics.Flags
 		cephBinary, modules, caps    string
-		policyFile, adopt            string
+		policyFile, adopt, choices   string
 		namespaces                   string
 		cephTimeout, connectTimeout  time.Duration
 		leaseDuration, renewDeadline time.Duration
@@ -56,8 +56,9 @@ func main() {
 	flag.StringVar(&cephBinary, "ceph-binary", "ceph", "the ceph CLI")
 	flag.DurationVar(&cephTimeout, "ceph-timeout", 30*time.Second, "deadline of each ceph call (the CLI's connect timeout does not bound a stuck mgr)")
 	flag.DurationVar(&connectTimeout, "ceph-connect-timeout", 15*time.Second, "the ceph CLI's --connect-timeout")
-	flag.StringVar(&modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may override with annotation mgr.ceph.rook.io/modules)")
-	flag.StringVar(&policyFile, "policy", "", "the webhook's policy file; its modules and adoptExistingKeys are the defaults of --modules and --adopt-existing-keys")
+	flag.StringVar(&modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may choose others among --module-choices with annotation mgr.ceph.rook.io/modules)")
+	flag.StringVar(&choices, "module-choices", "", "modules a Deployment's annotation mgr.ceph.rook.io/modules may name, comma-separated; an annotation naming others, or any while this is empty, is ignored; the policy's moduleChoices when unset")
+	flag.StringVar(&policyFile, "policy", "", "the webhook's policy file; its modules, moduleChoices and adoptExistingKeys are the defaults of --modules, --module-choices and --adopt-existing-keys")
 	flag.StringVar(&caps, "caps", "mgr-profile", `caps of a mgr's cephx key: "mgr-profile" (mon 'allow profile mgr', mds/osd 'allow *', Rook's) or "allow-all" (the seed's 'allow *')`)
 	flag.StringVar(&o.OrchestratorBackend, "orchestrator-backend", o.OrchestratorBackend, "orchestrator backend set once its module is on; empty to skip")
 	flag.DurationVar(&o.ModuleTimeout, "module-timeout", o.ModuleTimeout, "how long one module step is retried while the mgr restarts")
@@ -91,10 +92,11 @@ func main() {
 	default:
 		fail(fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, caps))
 	}
-	modulesSet, adoptSet := false, false
+	modulesSet, adoptSet, choicesSet := false, false, false
 	flag.Visit(func(f *flag.Flag) {
 		modulesSet = modulesSet || f.Name == "modules"
 		adoptSet = adoptSet || f.Name == "adopt-existing-keys"
+		choicesSet = choicesSet || f.Name == "module-choices"
 	})
 	if policyFile != "" {
 		data, err := os.ReadFile(policyFile)
@@ -111,9 +113,13 @@ func main() {
 		if !adoptSet {
 			adopt = strings.Join(p.AdoptExistingKeys, ",")
 		}
+		if !choicesSet {
+			choices = strings.Join(p.ModuleChoices, ",")
+		}
 	}
 	o.AdoptExistingKeys = splitList(adopt)
 	o.Modules = splitList(modules)
+	o.ModuleChoices = splitList(choices)
 
 	o.Namespace = ownNamespace(o.Namespace, leaderElectionNamespace)
 
@@ -151,7 +157,7 @@ func main() {
 	if err := bootstrap.Setup(mgr, o, runner, maxConcurrent); err != nil {
 		fail(err)
 	}
-	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "leaderElect", leaderElect, "namespaces", splitList(namespaces))
+	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "moduleChoices", o.ModuleChoices, "leaderElect", leaderElect, "namespaces", splitList(namespaces))
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		fail(err)
 	}

@@ -63,6 +63,8 @@ type Cluster struct {
 	Cephs   map[string]*cephtest.Cluster
 	work    *testenv.Workloads
 	webhook *testenv.Process
+	// policyFile holds SitePolicy.
+	policyFile string
 	// bootstraps are the mgr-bootstrap replicas; bootstrapArgs start one again.
 	bootstraps    []*testenv.Process
 	bootstrapArgs []string
@@ -151,6 +153,12 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		return c, err
 	}
 	c.binDir = binDir
+	// The site's policy: its owner offers the default modules as choices, so
+	// that a mgr may choose among them by annotation (the e2e suite does).
+	c.policyFile = filepath.Join(c.WorkDir, "site-policy.yaml")
+	if err := os.WriteFile(c.policyFile, []byte(SitePolicy), 0o600); err != nil {
+		return c, err
+	}
 	if err := c.startWebhook(ctx); err != nil {
 		return c, err
 	}
@@ -174,7 +182,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	// The mgr daemons run outside Kubernetes with keys this harness made
 	// (another tool's keys, to the controller): its clusters let it adopt them.
-	c.bootstrapArgs = []string{"--ceph-connect-timeout=5s", "--adopt-existing-keys=" + strings.Join(o.CephNamespaces, ",")}
+	c.bootstrapArgs = []string{"--ceph-connect-timeout=5s", "--adopt-existing-keys=" + strings.Join(o.CephNamespaces, ","), "--policy=" + c.policyFile}
 	if o.FinalizerTimeout > 0 {
 		c.bootstrapArgs = append(c.bootstrapArgs, "--finalizer-timeout="+o.FinalizerTimeout.String())
 	}
@@ -204,6 +212,11 @@ func (c *Cluster) step(format string, args ...any) {
 	fmt.Fprintf(c.log, "==> "+format+"\n", args...)
 }
 
+// SitePolicy is the policy both components run with (RestartWebhook's
+// --policy replaces it for the webhook): the defaults, and the default
+// modules offered as the choices of the modules annotation.
+const SitePolicy = "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [orchestrator_cli, rook, prometheus, dashboard]\n"
+
 // startWebhook runs mgr-webhook in self-signed mode on the address the API
 // server calls, as its ServiceAccount: it makes its own CA and injects it into
 // the configurations. extraArgs (e.g. --policy) come last.
@@ -226,7 +239,7 @@ func (c *Cluster) startWebhook(ctx context.Context, extraArgs ...string) error {
 		"--cert-dir", filepath.Join(c.WorkDir, "webhook-certs"), "--cert-extra-sans=" + wo.LocalServingHost,
 		"--host", wo.LocalServingHost, "--port", strconv.Itoa(wo.LocalServingPort),
 		// One replica and no Service: nothing to drain towards on a restart.
-		"--shutdown-delay=0s"}, common...)
+		"--shutdown-delay=0s", "--policy=" + c.policyFile}, common...)
 	args = append(args, extraArgs...)
 	p, err := c.spawn(ctx, filepath.Join(c.binDir, "mgr-webhook"), "mgr-webhook", probe, args...)
 	if err != nil {

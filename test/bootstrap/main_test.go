@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
@@ -141,6 +143,9 @@ func run(m *testing.M) (int, error) {
 	opts.FinalizerTimeout = finalizerTimeout
 	opts.RetryInterval = time.Second
 	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage}
+	// The modules the tests' mgrs choose by annotation; "alerts" is left out
+	// for TestModulesAnnotationSteersNoCephWrite.
+	opts.ModuleChoices = append(slices.Clone(contract.DefaultModules), "influxdb2")
 	if err := bootstrap.Setup(mgr, opts, &ceph.Runner{ConnectTimeout: 2 * time.Second, Timeout: 20 * time.Second}, 4); err != nil {
 		return 1, err
 	}

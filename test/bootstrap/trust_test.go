@@ -7,10 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
@@ -71,5 +74,76 @@ func TestForgedStatusSteersNoCephWrite(t *testing.T) {
 		if !on[m] {
 			t.Errorf("module %s was turned off by a forged status", m)
 		}
+	}
+}
+
+// TestModulesAnnotationSteersNoCephWrite: the modules annotation is writable
+// by anyone who may edit the Deployment, and the modules are the whole Ceph
+// cluster's. One naming a module the policy does not offer (moduleChoices)
+// is ignored: no ceph write follows, the module stays off, and an Event
+// tells the editor why and what to do.
+func TestModulesAnnotationSteersNoCephWrite(t *testing.T) {
+	ctx := context.Background()
+	c := cephs[nsMain]
+	name := readyMgr(t, nsMain, "a", nil)
+	if enabledModules(t, c)["alerts"] {
+		t.Fatal("module alerts is on in Ceph: the test needs a module the annotation could turn on")
+	}
+	writes := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"kind": "write"})
+	setModules := func(v string) {
+		t.Helper()
+		d := &appsv1.Deployment{}
+		if err := get(ctx, nsMain, name, d); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(d.DeepCopy())
+		if v == "-" {
+			delete(d.Annotations, contract.AnnotationModules)
+		} else {
+			metav1.SetMetaDataAnnotation(&d.ObjectMeta, contract.AnnotationModules, v)
+		}
+		if err := k8s.Patch(ctx, d, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { setModules("-") })
+	notChosen := func(module string) string {
+		t.Helper()
+		var note string
+		eventually(t, 30*time.Second, "a ModulesNotChosen Event naming "+module, func(ctx context.Context) (bool, error) {
+			list := &eventsv1.EventList{}
+			if err := k8s.List(ctx, list, client.InNamespace(nsMain)); err != nil {
+				return false, err
+			}
+			for _, e := range list.Items {
+				if e.Regarding.Name == name && e.Reason == bootstrap.ReasonModulesNotChosen && strings.Contains(e.Note, module) {
+					note = e.Note
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		return note
+	}
+	setModules("prometheus,alerts")
+	note := notChosen("alerts")
+	for _, want := range []string{"ignored", "alerts not among", "moduleChoices"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("the Event %q does not say %q", note, want)
+		}
+	}
+	// A second ignored annotation: once its Event is out, the reconcile of
+	// the first has run to its end (one Deployment is never reconciled twice
+	// at once), so every ceph call it made is counted below.
+	setModules("nfs")
+	notChosen("nfs")
+	if n := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"kind": "write"}) - writes; n != 0 {
+		t.Errorf("%v ceph writes after annotations the policy does not offer; want 0", n)
+	}
+	if enabledModules(t, c)["alerts"] {
+		t.Error("module alerts was turned on by an annotation the policy does not offer")
+	}
+	if s := status(t, nsMain, name); !slices.Equal(s.Modules, slices.Sorted(slices.Values(contract.DefaultModules))) && !slices.Equal(s.Modules, contract.DefaultModules) {
+		t.Errorf("the controller's modules are %v, want the policy's %v", s.Modules, contract.DefaultModules)
 	}
 }

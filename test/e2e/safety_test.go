@@ -70,7 +70,7 @@ func TestTightenedPolicyLeavesMgrsWritable(t *testing.T) {
 	apply(t, env.manifest(t, ns, "a", nil))
 	waitReady(t, ns, name)
 
-	if err := env.SetPolicy(ctx, "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nimages:\n  minimumCephVersion: 17.0.0\n"); err != nil {
+	if err := env.SetPolicy(ctx, "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [prometheus]\nimages:\n  minimumCephVersion: 17.0.0\n"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -120,6 +120,10 @@ func TestEditorCannotLeaveThePolicy(t *testing.T) {
 		}, "spec.replicas"},
 		"label app removed":                  {func(d *appsv1.Deployment) { delete(d.Labels, contract.LabelApp) }, "metadata.labels[app]"},
 		"label app removed, then privileged": {func(d *appsv1.Deployment) { delete(d.Labels, contract.LabelApp); privileged(d) }, "metadata.labels[app]"},
+		// The modules are the whole Ceph cluster's: the policy offers no choice.
+		"the cluster's modules chosen by annotation": {func(d *appsv1.Deployment) {
+			metav1.SetMetaDataAnnotation(&d.ObjectMeta, contract.AnnotationModules, "nfs,restful")
+		}, "metadata.annotations[mgr.ceph.rook.io/modules]"},
 	}
 	for name, tc := range updates {
 		t.Run("update: "+name, func(t *testing.T) {
