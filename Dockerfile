@@ -22,8 +22,16 @@ COPY --from=build /out/mgr-webhook /mgr-webhook
 USER 65532:65532
 ENTRYPOINT ["/mgr-webhook"]
 
-# The ceph CLI of the release the tests run against (Pacific 16.2.15).
-FROM quay.io/ceph/ceph:v16.2.15 AS bootstrap
+# The ceph CLI of the newest release the tests run (Tentacle 20.2.4): the
+# controller's CLI must never be older than a cluster it manages (Tentacle's
+# keys are of a type older CLIs cannot read). It is Debian's package, the very
+# one hack/ceph-release.sh sid installs and make test runs against every
+# supported cluster release, Pacific included; pinned by version (move the pin
+# with the matrix when sid moves on).
+FROM debian:sid-slim AS bootstrap
+RUN apt-get update && \
+    apt-get install -y --no-install-recommends ceph-common=20.2.4+ds-2 && \
+    rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/mgr-bootstrap /usr/local/bin/mgr-bootstrap
 USER 167:167
 ENTRYPOINT ["/usr/local/bin/mgr-bootstrap"]

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests and the demo need, when missing:
 # make and git for the build, shellcheck for make lint, and a real Ceph (mon, mgr, CLI and the mgr
-# modules the bootstrap controller enables) for the controller's tests.
+# modules the bootstrap controller enables) for the controller's tests, and debootstrap and
+# bubblewrap for the other Ceph releases (hack/ceph-release.sh).
 set -euo pipefail
 # `install-deps.sh lint` installs only what make lint needs.
 pkgs=(make git shellcheck)
-[ "${1:-}" = lint ] || pkgs+=(ceph-mon ceph-mgr ceph-common ceph-mgr-dashboard ceph-mgr-rook python3-kubernetes python3-jsonpatch)
+[ "${1:-}" = lint ] || pkgs+=(ceph-mon ceph-mgr ceph-common ceph-mgr-dashboard ceph-mgr-rook python3-kubernetes python3-jsonpatch debootstrap bubblewrap)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")

@@ -132,7 +132,9 @@ type LivenessProbe struct {
 }
 
 // DefaultPolicy returns the policy used when no file is given: the official
-// Ceph images from Pacific (16.2) on, and the seed's values. Pacific is the
+// Ceph images from Pacific (16.2) on, Tentacle 20.2.4 for a mgr that names no
+// image (the newest release, one Rook supports, and the one the controller's
+// CLI comes from; make test runs both ends), and the seed's values. Pacific is the
 // oldest release whose dashboard takes its admin's password on stdin; older
 // ones (Mimic, the seed's release, included) need it on a command line, so a
 // site that admits them does so by lowering minimumCephVersion.
@@ -145,7 +147,7 @@ func DefaultPolicy() *Policy {
 func (p *Policy) setDefaults() {
 	p.APIVersion, p.Kind = PolicyAPIVersion, PolicyKind
 	if p.DefaultImage == "" {
-		p.DefaultImage = "quay.io/ceph/ceph:v16.2.15"
+		p.DefaultImage = "quay.io/ceph/ceph:v20.2.4"
 	}
 	if p.Images.AllowedRepositories == nil {
 		p.Images.AllowedRepositories = []string{"quay.io/ceph/ceph", "docker.io/ceph/ceph"}

@@ -402,3 +402,33 @@ func TestChildHardening(t *testing.T) {
 		t.Error("the CLI ran with a mon_host holding a line break")
 	}
 }
+
+// A CLI older than the cluster cannot read its admin key (Tentacle's new key
+// type, seen with the 16.2.15 CLI against a 20.2.4 cluster): the error says
+// so and what to do, and still quotes no key.
+func TestKeyOfANewerRelease(t *testing.T) {
+	cli := filepath.Join(t.TempDir(), "ceph")
+	script := "#!/bin/sh\necho 'auth: error parsing file /dev/fd/4: error setting modifier for [client.admin] type=key val=AQBGm2VnSECRETSECRETSECRETSECRETSECRETSECRETSECRETSECRE0A==: Malformed input' >&2\nexit 1\n"
+	if err := os.WriteFile(cli, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := (&Runner{Binary: cli, Timeout: 10 * time.Second}).Run(context.Background(), liveConn(), Command{Name: "auth get-key", Kind: Read})
+	if err == nil || !strings.Contains(err.Error(), "cannot read the admin key") || !strings.Contains(err.Error(), "at least as new as the cluster") {
+		t.Errorf("error %v: want it to name a CLI older than the cluster", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("the error quotes the key: %v", err)
+	}
+}
+
+// The real CLI reports its release without a cluster; a binary that is no
+// ceph CLI is an error, not a zero version.
+func TestCLIVersion(t *testing.T) {
+	v, err := (&Runner{}).CLIVersion(context.Background())
+	if err != nil || !v.AtLeast(Pacific) {
+		t.Errorf("the installed CLI: %v, %v; want Pacific or later", v, err)
+	}
+	if v, err := (&Runner{Binary: "/bin/false"}).CLIVersion(context.Background()); err == nil {
+		t.Errorf("/bin/false reported release %v", v)
+	}
+}

@@ -4,9 +4,12 @@
 package ceph
 
 import (
+	"context"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strconv"
+	"time"
 )
 
 // Version is a Ceph release number: 13.2.3 is Mimic, 16.2.15 Pacific.
@@ -47,4 +50,21 @@ func ParseVersion(s string) (Version, error) {
 		n[i], _ = strconv.Atoi(m[i+1]) // \d+ always parses
 	}
 	return Version{n[0], n[1], n[2]}, nil
+}
+
+// CLIVersion is the release of the runner's ceph CLI (`ceph --version`,
+// which needs no cluster). The controller logs it at start: a cluster of a
+// newer release may hold keys this CLI cannot read.
+func (r *Runner) CLIVersion(ctx context.Context) (Version, error) {
+	bin := r.Binary
+	if bin == "" {
+		bin = "ceph"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return Version{}, fmt.Errorf("%s --version: %w", bin, err)
+	}
+	return ParseVersion(string(out))
 }

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -148,6 +149,11 @@ func main() {
 		fail(err)
 	}
 	runner := &ceph.Runner{Binary: cephBinary, Timeout: cephTimeout, ConnectTimeout: connectTimeout}
+	if v, err := runner.CLIVersion(context.Background()); err != nil {
+		ctrl.Log.Error(err, "the ceph CLI does not answer --version: every ceph call will fail", "cephBinary", cephBinary)
+	} else {
+		ctrl.Log.Info("ceph CLI", "version", v.String(), "note", "clusters of a newer release than the CLI are not supported: their keys may be of a type it cannot read")
+	}
 	// Versions before the memfd runner left credential dirs behind when killed.
 	if n, err := ceph.RemoveStale(""); err != nil {
 		ctrl.Log.Error(err, "removing stale ceph credential dirs")

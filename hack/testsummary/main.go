@@ -5,7 +5,10 @@
 // (build errors included) through, and ends with a count of tests run, passed,
 // failed and skipped. It exits non-zero on any failure, on any skipped test (a
 // skipped test hides a missing component and must not pass as green), and on
-// a package with test files that ran no test.
+// a package with test files that ran no test. A plain line "== run: <name>"
+// between runs (make test runs some packages again against other Ceph
+// releases) names the runs that follow: their failures carry the name, and the
+// summary lists the runs with their counts.
 package main
 
 import (
@@ -15,7 +18,11 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
+
+// runMark opens a named run in the input.
+const runMark = "== run: "
 
 type event struct {
 	Action     string
@@ -32,34 +39,52 @@ func summarize(in io.Reader, out io.Writer) int {
 	counts := map[string]int{}
 	ran := map[string]int{} // tests run per package
 	var failed, skipped, empty []string
+	run, perRun, runs := "", map[string]int{}, []string(nil)
+	named := func(s string) string {
+		if run == "" {
+			return s
+		}
+		return s + " [" + run + "]"
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		var e event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			fmt.Fprintln(out, sc.Text()) // plain text from older toolchains
+			if name, ok := strings.CutPrefix(sc.Text(), runMark); ok {
+				run, ran = strings.TrimSpace(name), map[string]int{}
+				runs = append(runs, run)
+			}
 			continue
 		}
 		switch {
 		case e.Action == "output" || e.Action == "build-output":
 			fmt.Fprint(out, e.Output)
 		case e.Test == "" && e.Action == "fail":
-			failed = append(failed, e.Package+" (package)")
+			failed = append(failed, named(e.Package+" (package)"))
 		case e.Test == "" && e.Action == "pass" && ran[e.Package] == 0:
-			empty = append(empty, e.Package)
+			empty = append(empty, named(e.Package))
 		case e.Test != "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
 			counts[e.Action]++
 			ran[e.Package]++
+			perRun[run]++
 			if e.Action == "fail" {
-				failed = append(failed, e.Package+"."+e.Test)
+				failed = append(failed, named(e.Package+"."+e.Test))
 			}
 			if e.Action == "skip" {
-				skipped = append(skipped, e.Package+"."+e.Test)
+				skipped = append(skipped, named(e.Package+"."+e.Test))
 			}
 		}
 	}
 	total := counts["pass"] + counts["fail"] + counts["skip"]
 	fmt.Fprintf(out, "\n== tests: %d run, %d passed, %d failed, %d skipped\n", total, counts["pass"], counts["fail"], counts["skip"])
+	if len(runs) > 0 {
+		fmt.Fprintf(out, "   first run: %d tests\n", perRun[""])
+		for _, r := range runs {
+			fmt.Fprintf(out, "   %s: %d tests\n", r, perRun[r])
+		}
+	}
 	sort.Strings(failed)
 	for _, f := range failed {
 		fmt.Fprintln(out, "FAILED:", f)

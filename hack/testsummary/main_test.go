@@ -30,6 +30,21 @@ func TestSummarize(t *testing.T) {
 {"Action":"start","Package":"p"}
 {"Action":"fail","Package":"p","FailedBuild":"p [p.test]"}`, 1, "undefined: foo"},
 		"nothing at all fails": {``, 1, "0 run"},
+		"a failure in a named run names it": {`{"Action":"pass","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p"}
+== run: Ceph 20.2.4 (sid)
+{"Action":"fail","Package":"p","Test":"T"}
+{"Action":"fail","Package":"p"}`, 1, "FAILED: p.T [Ceph 20.2.4 (sid)]"},
+		"a named run counts its own tests": {`{"Action":"pass","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p"}
+== run: Ceph 20.2.4 (sid)
+{"Action":"pass","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p","Test":"U"}
+{"Action":"pass","Package":"p"}`, 0, "Ceph 20.2.4 (sid): 2 tests"},
+		"a package of a named run that ran none fails": {`{"Action":"pass","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p"}
+== run: Ceph 20.2.4 (sid)
+{"Action":"pass","Package":"p"}`, 1, "NO TESTS RAN (not allowed): p [Ceph 20.2.4 (sid)]"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out strings.Builder

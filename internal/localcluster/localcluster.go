@@ -182,7 +182,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	// The mgr daemons run outside Kubernetes with keys this harness made
 	// (another tool's keys, to the controller): its clusters let it adopt them.
-	c.bootstrapArgs = []string{"--ceph-connect-timeout=5s", "--adopt-existing-keys=" + strings.Join(o.CephNamespaces, ","), "--policy=" + c.policyFile}
+	c.bootstrapArgs = []string{"--ceph-connect-timeout=5s", "--adopt-existing-keys=" + strings.Join(o.CephNamespaces, ","), "--policy=" + c.policyFile, "--ceph-binary=" + testenv.ControllerCeph()}
 	if o.FinalizerTimeout > 0 {
 		c.bootstrapArgs = append(c.bootstrapArgs, "--finalizer-timeout="+o.FinalizerTimeout.String())
 	}

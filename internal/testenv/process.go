@@ -184,3 +184,14 @@ func BuildForTest(t testing.TB, names ...string) string {
 	}
 	return dir
 }
+
+// ControllerCeph is the ceph CLI the controller under test runs:
+// $MGR_WEBHOOK_CONTROLLER_CEPH, else the ceph in PATH (the release of the test
+// clusters). make test sets it to run one release's CLI against another's
+// daemons.
+func ControllerCeph() string {
+	if v := os.Getenv("MGR_WEBHOOK_CONTROLLER_CEPH"); v != "" {
+		return v
+	}
+	return "ceph"
+}

@@ -87,14 +87,25 @@ func TestMgrBootstrap(t *testing.T) {
 		}
 		return len(pods.Items) > 0, nil
 	})
+	// Tentacle 20.2's rook module crash-loops the mgr (TestRookModuleOnTentacle
+	// sees it): there the controller leaves it off and sets no backend.
+	rel := cephRelease(t)
+	rookOff := rel.Major == 20 && rel.Minor == 2
+	wantOn, backend := []string{"prometheus", "dashboard", "rook"}, "rook"
+	if rookOff {
+		wantOn, backend = wantOn[:2], ""
+		if !slices.Contains(st.Unavailable, "rook") || enabledModules(t, c)["rook"] {
+			t.Errorf("Ceph %s: status %+v, rook on: %v; want rook left off and unavailable", rel, st, enabledModules(t, c)["rook"])
+		}
+	}
 	on := enabledModules(t, c)
-	for _, m := range []string{"prometheus", "dashboard", "rook"} {
+	for _, m := range wantOn {
 		if !on[m] {
 			t.Errorf("ceph mgr module ls: %s not enabled (enabled: %v)", m, on)
 		}
 	}
-	if !slices.Contains(st.Modules, "orchestrator_cli") || !st.Dashboard || st.ObservedGeneration == 0 || st.Backend != "rook" {
-		t.Errorf("status %+v: want orchestrator_cli (always-on successor), dashboard done, backend rook, observedGeneration", st)
+	if !slices.Contains(st.Modules, "orchestrator_cli") || !st.Dashboard || st.ObservedGeneration == 0 || st.Backend != backend {
+		t.Errorf("status %+v: want orchestrator_cli (always-on successor), dashboard done, backend %q, observedGeneration", st, backend)
 	}
 	// The plan was made for the release the mgr runs, and the backend is set.
 	banner, err := exec.Command("ceph", "--version").Output()
@@ -104,7 +115,11 @@ func TestMgrBootstrap(t *testing.T) {
 	if installed, err := ceph.ParseVersion(string(banner)); err != nil || st.CephVersion != installed.String() {
 		t.Errorf("status cephVersion %q, want the installed %v (%v)", st.CephVersion, installed, err)
 	}
-	if out, err := c.Ceph(ctx, "orch", "status"); err != nil || !strings.Contains(string(out), `"backend": "rook"`) && !strings.Contains(string(out), `"backend":"rook"`) {
+	if out, err := c.Ceph(ctx, "orch", "status"); rookOff {
+		if err == nil || !strings.Contains(err.Error(), "No orchestrator configured") {
+			t.Errorf("Ceph %s: ceph orch status: %s, %v; want no orchestrator", rel, out, err)
+		}
+	} else if err != nil || !strings.Contains(string(out), `"backend": "rook"`) && !strings.Contains(string(out), `"backend":"rook"`) {
 		t.Errorf("ceph orch status: %s, %v; want backend rook", out, err)
 	}
 	reasons := eventReasons(t, nsMain, d.Name)

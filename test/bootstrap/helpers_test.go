@@ -6,6 +6,7 @@ package bootstrap_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -168,4 +170,19 @@ func enabledModules(t *testing.T, c *cephtest.Cluster) map[string]bool {
 		out[m] = true
 	}
 	return out
+}
+
+// cephRelease is the release of the ceph CLI in PATH: the release of the
+// test clusters' daemons (make test puts another release's first).
+func cephRelease(t *testing.T) ceph.Version {
+	t.Helper()
+	banner, err := exec.Command("ceph", "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ceph.ParseVersion(string(banner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
