@@ -34,10 +34,11 @@ binaries: ## build kube-apiserver, etcd, kube-controller-manager, kube-scheduler
 # oldest the policy admits), each from its root file system
 # (hack/ceph-release.sh; hack/ceph-matrix.sh says what a run is): Tentacle
 # 20.2 (sid, the newest) for daemons and CLI, and Tentacle's CLI (the
-# controller image's) against Pacific's daemons. make compat adds Reef 18.2
-# (trixie).
+# controller image's) against Pacific's daemons. COMPAT_MATRIX=trixie runs
+# Debian's Reef 18.2 under make compat; it is not a default: that build's mgr
+# cannot run prometheus, dashboard or rook (README, "Ceph releases").
 CEPH_MATRIX   ?= sid host:sid
-COMPAT_MATRIX ?= trixie trixie:sid
+COMPAT_MATRIX ?=
 
 test: verify ## lint, manifest drift, then every test (unit, golden, real API server, real Ceph), and the Ceph-facing ones again on each run of CEPH_MATRIX; fails on any skip
 	@./hack/install-deps.sh
@@ -48,10 +49,20 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 	  KUBEBUILDER_ASSETS="$$assets" GO_TEST_FLAGS="$(TEST_FLAGS)" ./hack/ceph-matrix.sh $(CEPH_MATRIX); \
 	} | $(GO) run ./hack/testsummary
 
-compat: ## the Ceph-facing tests on each run of COMPAT_MATRIX (Reef), beside make test's
+# The oldest Kubernetes the project claims: make compat runs the suites that
+# meet the API server (admission, installs, the chart, the webhook's outage)
+# on its control plane, built from the Go module proxy like v1.37's.
+COMPAT_K8S       ?= v1.34.0
+COMPAT_K8S_TESTS  = ./test/integration/ ./test/manifests/ ./test/helm/ ./test/outage/
+
+compat: ## the API-facing tests on Kubernetes COMPAT_K8S, and the Ceph-facing ones on each run of COMPAT_MATRIX, beside make test's
 	@./hack/install-deps.sh
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
-	KUBEBUILDER_ASSETS="$$assets" GO_TEST_FLAGS="$(TEST_FLAGS)" ./hack/ceph-matrix.sh $(COMPAT_MATRIX) | $(GO) run ./hack/testsummary
+	old="$$(K8S_VERSION=$(COMPAT_K8S) ./hack/build-binaries.sh | tail -n1)"; \
+	{ KUBEBUILDER_ASSETS="$$assets" GO_TEST_FLAGS="$(TEST_FLAGS)" ./hack/ceph-matrix.sh $(COMPAT_MATRIX); \
+	  echo "== run: Kubernetes $(COMPAT_K8S)"; \
+	  KUBEBUILDER_ASSETS="$$old" $(GO) test $(TEST_FLAGS) -json $(COMPAT_K8S_TESTS) || true; \
+	} | $(GO) run ./hack/testsummary
 
 unit: ## run the tests that need no control plane
 	$(GO) test $(TEST_FLAGS) ./mutate/... ./webhook/... ./bootstrap/...
