@@ -10,23 +10,34 @@ K8S_VERSION=${K8S_VERSION:-v1.37.2}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 CACHE_ROOT=${MGR_WEBHOOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mgr-webhook}
-ASSETS=${CACHE_ROOT}/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}-kwok-${KWOK_VERSION}
+# "-stamped": the Kubernetes binaries report their version (below); a cache
+# of unstamped ones from before is not reused.
+ASSETS=${CACHE_ROOT}/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}-kwok-${KWOK_VERSION}-stamped
 
 log() { printf '[build-binaries] %s\n' "$*" >&2; }
 
 mkdir -p "$ASSETS"
 staging_minor=v0.${K8S_VERSION#v1.}
 
-# build_from_module <module@version> <package> <binary> [replace-args...]
+# The version a Kubernetes binary reports (/version, --version): unstamped,
+# a build from the module proxy says v0.0.0-master, which no kubeVersion
+# constraint (the chart's, Helm's) accepts.
+k8s_minor=${K8S_VERSION#v1.}; k8s_minor=${k8s_minor%%.*}
+k8s_stamp=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  k8s_stamp+=" -X $pkg.gitVersion=${K8S_VERSION} -X $pkg.gitMajor=1 -X $pkg.gitMinor=${k8s_minor} -X $pkg.gitTreeState=clean"
+done
+
+# build_in_throwaway <module dir> <package> <binary> [ldflags]
 build_in_throwaway() {
-  local dir=$1 pkg=$2 bin=$3
+  local dir=$1 pkg=$2 bin=$3 extra=${4:-}
   if [ -x "$ASSETS/$bin" ]; then
     log "$bin: cached at $ASSETS/$bin"
     return
   fi
   log "$bin: building $pkg (this can take several minutes on a cold cache)"
   local start=$SECONDS
-  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$ASSETS/$bin.tmp" "$pkg")
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w$extra" -o "$ASSETS/$bin.tmp" "$pkg")
   mv "$ASSETS/$bin.tmp" "$ASSETS/$bin"
   log "$bin: built in $((SECONDS - start))s"
 }
@@ -59,7 +70,7 @@ if [ "$need_k8s" = 1 ]; then
       "k8s.io/kubernetes/cmd/kube-scheduler@${K8S_VERSION}" \
       "k8s.io/kubernetes/cmd/kubectl@${K8S_VERSION}" >&2)
   for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-    build_in_throwaway "$work/k8s" "k8s.io/kubernetes/cmd/$b" "$b"
+    build_in_throwaway "$work/k8s" "k8s.io/kubernetes/cmd/$b" "$b" "$k8s_stamp"
   done
 else
   log "kube-apiserver, kube-controller-manager, kube-scheduler, kubectl: cached"

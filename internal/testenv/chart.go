@@ -4,9 +4,12 @@
 package testenv
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -17,9 +20,15 @@ import (
 )
 
 // RenderChart renders the checkout's chart (charts/mgr-webhook) as
-// `helm template --namespace ns` does, as release mgr-webhook with vals.
+// `helm template --namespace ns --kube-version <v>` does, as release
+// mgr-webhook with vals, for the Kubernetes version of the binaries under
+// test (KUBEBUILDER_ASSETS), so that the chart's kubeVersion is judged.
 func RenderChart(ns string, vals map[string]any) (string, error) {
 	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	kube, err := KubernetesVersion()
 	if err != nil {
 		return "", err
 	}
@@ -35,7 +44,7 @@ func RenderChart(ns string, vals map[string]any) (string, error) {
 	}
 	inst := action.NewInstall(cfg)
 	inst.DryRun, inst.ClientOnly, inst.Replace = true, true, true
-	inst.ReleaseName, inst.Namespace = "mgr-webhook", ns
+	inst.ReleaseName, inst.Namespace, inst.KubeVersion = "mgr-webhook", ns, kube
 	rel, err := inst.Run(ch, vals)
 	if err != nil {
 		return "", err
@@ -65,4 +74,22 @@ func ChartInCheckout(ns, valuesDoc string) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// KubernetesVersion is the version the kube-apiserver under test reports
+// (hack/build-binaries.sh stamps it).
+func KubernetesVersion() (*chartutil.KubeVersion, error) {
+	dir, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	out, err := exec.Command(filepath.Join(dir, "kube-apiserver"), "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver --version: %w", err)
+	}
+	v, err := chartutil.ParseKubeVersion(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "Kubernetes")))
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver --version said %q (rebuild it with hack/build-binaries.sh, which stamps the version): %w", out, err)
+	}
+	return v, nil
 }

@@ -22,11 +22,15 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	kubefake "helm.sh/helm/v3/pkg/kube/fake"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	"helm.sh/helm/v3/pkg/strvals"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -108,11 +112,16 @@ func documents(t *testing.T, manifest string) []*unstructured.Unstructured {
 	}
 }
 
-// TestChartLints: helm lint in both modes, nothing above INFO; values the
-// schema refuses fail.
+// TestChartLints: helm lint in both modes, for the Kubernetes under test,
+// nothing above INFO; values the schema refuses fail, and so does a
+// Kubernetes older than the chart's kubeVersion.
 func TestChartLints(t *testing.T) {
+	kube, err := testenv.KubernetesVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, mode := range modes {
-		l := lint.All(chartDir(t), values(t, "certificates: {mode: "+mode+"}"), "mgr-webhook-system", false)
+		l := lint.AllWithKubeVersion(chartDir(t), values(t, "certificates: {mode: "+mode+"}"), "mgr-webhook-system", kube)
 		for _, m := range l.Messages {
 			if m.Severity > support.InfoSev {
 				t.Errorf("%s: %s", mode, m)
@@ -120,10 +129,21 @@ func TestChartLints(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"certificates: {mode: letsencrypt}", "cephNamespaces: [Rook_Ceph]", "cephNamespaces: [ceph-a, ceph-a]", "cephNamespaces: ceph-a"} {
-		l := lint.All(chartDir(t), values(t, bad), "mgr-webhook-system", false)
+		l := lint.AllWithKubeVersion(chartDir(t), values(t, bad), "mgr-webhook-system", kube)
 		if l.HighestSeverity < support.ErrorSev {
 			t.Errorf("%s linted clean: %v", bad, l.Messages)
 		}
+	}
+	// Helm lint does not judge kubeVersion; an install for Kubernetes 1.33 does.
+	old, err := chartutil.ParseKubeVersion("v1.33.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := action.NewInstall(&action.Configuration{Releases: storage.Init(driver.NewMemory()), KubeClient: &kubefake.PrintingKubeClient{Out: io.Discard},
+		Capabilities: chartutil.DefaultCapabilities, Log: func(string, ...any) {}})
+	inst.DryRun, inst.ClientOnly, inst.ReleaseName, inst.Namespace, inst.KubeVersion = true, true, "mgr-webhook", "mgr-webhook-system", old
+	if _, err := inst.Run(loadChart(t), values(t, "{}")); err == nil || !strings.Contains(err.Error(), "kubeVersion") {
+		t.Errorf("an install for Kubernetes 1.33, below the chart's kubeVersion: %v", err)
 	}
 }
 
