@@ -10,6 +10,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -99,7 +100,6 @@ type ClusterInfoCache struct {
 	// byNamespace holds the informers of each served namespace, or of all
 	// under metav1.NamespaceAll.
 	byNamespace map[string]*namespaceInformers
-	served      []string // the namespaces of a namespaced install; nil: all
 	start       []func(<-chan struct{})
 }
 
@@ -131,9 +131,7 @@ func NewClusterInfoCache(cfg *rest.Config, namespaces ...string) (*ClusterInfoCa
 		}
 	}
 	c := &ClusterInfoCache{byNamespace: map[string]*namespaceInformers{}}
-	if len(namespaces) > 0 {
-		c.served = slices.Sorted(slices.Values(namespaces))
-	} else {
+	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	for _, ns := range namespaces {
@@ -225,7 +223,8 @@ func (c *ClusterInfoCache) Lookup(namespace string) (mutate.ClusterInfo, error) 
 	info := mutate.ClusterInfo{Namespace: namespace}
 	n := c.informers(namespace)
 	if n == nil {
-		return info, &MissingClusterObjectsError{Namespace: namespace, Served: c.served}
+		// Only a namespaced cache has no informers for a namespace.
+		return info, &MissingClusterObjectsError{Namespace: namespace, Served: slices.Sorted(maps.Keys(c.byNamespace))}
 	}
 	var missing []string
 	obj, ok, _ := n.conf.GetIndexer().GetByKey(namespace + "/" + contract.ConfigMapName)

@@ -274,6 +274,12 @@ func templated(o *unstructured.Unstructured) (string, error) {
 	if o.GetKind() == "ClusterRoleBinding" && slices.Contains(namespacedBindings, o.GetName()) {
 		return namespacedBinding(o)
 	}
+	return templateObject(o)
+}
+
+// templateObject writes o as a template: the chart's labels, the values'
+// expressions, and the release's namespace for the install namespace.
+func templateObject(o *unstructured.Unstructured) (string, error) {
 	labels := o.GetLabels()
 	delete(labels, "app.kubernetes.io/part-of") // the chart's labels carry it
 	if labels == nil {
@@ -372,23 +378,15 @@ func namespacedBinding(crb *unstructured.Unstructured) (string, error) {
 	rb := crb.DeepCopy()
 	rb.SetKind("RoleBinding")
 	rb.SetNamespace(namespacesMark)
-	cluster, err := templatedBinding(crb)
+	cluster, err := templateObject(crb)
 	if err != nil {
 		return "", err
 	}
-	perNamespace, err := templatedBinding(rb)
+	perNamespace, err := templateObject(rb)
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("{{- if .Values.cephNamespaces }}\n{{- range .Values.cephNamespaces }}\n---\n%s{{- end }}\n{{- else }}\n%s{{- end }}\n", perNamespace, cluster), nil
-}
-
-// templatedBinding templates a binding as any other object.
-func templatedBinding(o *unstructured.Unstructured) (string, error) {
-	name := o.GetName()
-	o.SetName(name + namespacesMark) // not namespacedBindings': no recursion
-	text, err := templated(o)
-	return strings.Replace(text, "name: "+name+namespacesMark, "name: "+name, 1), err
 }
 
 // set puts v at path, where "0" steps into a list; the field must exist or

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -77,8 +78,11 @@ func ChartInCheckout(ns, valuesDoc string) (string, error) {
 }
 
 // KubernetesVersion is the version the kube-apiserver under test reports
-// (hack/build-binaries.sh stamps it).
-func KubernetesVersion() (*chartutil.KubeVersion, error) {
+// (hack/build-binaries.sh stamps it), asked once per test binary: every
+// render needs it.
+var KubernetesVersion = sync.OnceValues(kubernetesVersion)
+
+func kubernetesVersion() (*chartutil.KubeVersion, error) {
 	dir, err := AssetsDir()
 	if err != nil {
 		return nil, err
