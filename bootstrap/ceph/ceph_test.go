@@ -209,6 +209,20 @@ func cephChildren(t *testing.T, cluster string) []string {
 	return found
 }
 
+// holdsSocket says whether one of the processes (their /proc/<pid>/cmdline
+// paths) has a socket open.
+func holdsSocket(cmdlines []string) bool {
+	for _, c := range cmdlines {
+		fds, _ := filepath.Glob(filepath.Join(filepath.Dir(c), "fd", "*"))
+		for _, fd := range fds {
+			if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TestKilledControllerLeavesNothing: a controller SIGKILLed during a ceph call
 // leaves no ceph child behind (Pdeathsig) and no file with the admin key: the
 // credentials are in-memory files, and the temp dir stays empty throughout.
@@ -228,7 +242,15 @@ func TestKilledControllerLeavesNothing(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(500 * time.Millisecond) // the CLI is up and waiting for the mon
+	// The CLI is up and waiting for the mon once one of its processes holds
+	// a socket: by then it has read its credentials.
+	for !holdsSocket(cephChildren(t, cluster)) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the helper's ceph call never opened a socket to the mon")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if files, _ := os.ReadDir(tmp); len(files) > 0 {
 		t.Errorf("during the call the temp dir holds %v", files)
 	}

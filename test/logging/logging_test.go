@@ -51,7 +51,25 @@ func TestOneLogFormat(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(6 * time.Second)
+			// Stop once the binary has complained about a forbidden list (the
+			// webhook's from a client-go reflector, through klog), not after a
+			// guessed time.
+			want := "forbidden"
+			if name == "mgr-webhook" {
+				want = `"logger":"klog"`
+			}
+			deadline := time.Now().Add(time.Minute)
+			for {
+				data, _ := os.ReadFile(log)
+				if strings.Contains(string(data), want) {
+					break
+				}
+				if time.Now().After(deadline) || p.Exited() {
+					t.Errorf("%s logged no line with %s within a minute (exited: %v)", name, want, p.Exited())
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
 			p.Stop(5 * time.Second)
 			f, err := os.Open(log)
 			if err != nil {

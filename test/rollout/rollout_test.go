@@ -198,11 +198,25 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		}()
 	}
 
+	// Each phase of the restart must carry load, however fast the machine:
+	// wait for admissions to succeed in it, not for a guessed time.
+	carried := func(phase string) {
+		t.Helper()
+		from := ok.Load()
+		deadline := time.Now().Add(60 * time.Second)
+		for ok.Load() < from+25 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d admissions in 60s, want 25 (failed so far: %d)", phase, ok.Load()-from, failed.Load())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
 	// A rolling restart: a new replica comes up, then an old one gets
 	// SIGTERM, drains and exits; twice.
 	var steps []string
 	for _, old := range []*replica{a, b} {
-		time.Sleep(2 * time.Second)
+		carried("before " + old.name + "'s replacement")
 		fresh := start(old.name + "2")
 		svc.set(append(svc.backends, fresh)...)
 		began := time.Now()
@@ -224,7 +238,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		}
 		svc.set(rest...)
 	}
-	time.Sleep(2 * time.Second)
+	carried("after the restart")
 	close(stop)
 	wg.Wait()
 	t.Logf("rolling restart of 2 replicas under load: %d admissions, %d failed; %v", ok.Load(), failed.Load(), steps)
