@@ -12,6 +12,10 @@
 #
 #   hack/ceph-release.sh sid      # Tentacle (20.2) today
 #   hack/ceph-release.sh trixie   # Reef (18.2)
+#
+# A suite may need Python libraries swapped for older builds (below, with the
+# reason); the root file system is rebuilt whenever its recipe (packages and
+# swaps) changes.
 set -euo pipefail
 
 suite=${1:?usage: ceph-release.sh <debian suite: bookworm, trixie, sid>}
@@ -22,6 +26,24 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 packages=(ceph-mon ceph-mgr ceph-common ceph-base ceph-mgr-dashboard ceph-mgr-rook python3-kubernetes python3-jsonpatch)
 tools=(ceph ceph-mon ceph-mgr ceph-authtool monmaptool)
 
+# swaps: packages of another suite put in place of this suite's (dpkg
+# --force-depends: they state an older Python; their modules are the stable
+# ABI or pure Python). Reef's mgr runs each module in its own Python
+# subinterpreter; trixie's cryptography and bcrypt are Rust (PyO3), which
+# refuses subinterpreters ("PyO3 modules do not yet support subinterpreters"),
+# so prometheus, dashboard and rook cannot load. Bullseye's builds predate
+# their Rust rewrite (cffi on libssl1.1), as the CentOS builds in Ceph's own
+# Reef images do. apt-get download checks them against bullseye's signed
+# Release file. Tentacle (sid) runs them in one interpreter and needs none.
+swap_suite="" swaps=()
+case $suite in
+  trixie)
+    swap_suite=bullseye
+    swaps=(python3-cryptography=3.3.2-1 python3-bcrypt=3.1.7-4 python3-openssl=20.0.1-1 libssl1.1=1.1.1w-0+deb11u1)
+    ;;
+esac
+recipe="$suite: ${packages[*]}${swaps:+; from $swap_suite: ${swaps[*]}}"
+
 log() { printf '[ceph-release %s] %s\n' "$suite" "$*" >&2; }
 
 # inside runs a command as root inside the root file system.
@@ -30,7 +52,7 @@ inside() {
     --setenv DEBIAN_FRONTEND noninteractive --setenv PATH /usr/sbin:/usr/bin:/sbin:/bin -- "$@"
 }
 
-if [ -f "$CACHE_ROOT/ceph-$suite/ready" ]; then
+if [ -f "$CACHE_ROOT/ceph-$suite/ready" ] && [ "$(cat "$CACHE_ROOT/ceph-$suite/recipe" 2>/dev/null)" = "$recipe" ]; then
   log "cached: $(cat "$CACHE_ROOT/ceph-$suite/ready")"
 else
   for t in debootstrap bwrap; do
@@ -52,8 +74,18 @@ else
   # The archive these machines reach may be a snapshot older than its Valid-Until.
   inside apt-get -o Acquire::Check-Valid-Until=false update -q >&2
   inside apt-get install -y -q --no-install-recommends "${packages[@]}" >&2
+  if [ ${#swaps[@]} -gt 0 ]; then
+    log "swapping in $swap_suite's ${swaps[*]}"
+    echo "deb $mirror $swap_suite main" > "$root/etc/apt/sources.list.d/$swap_suite.list"
+    inside apt-get -o Acquire::Check-Valid-Until=false update -q >&2
+    mkdir -p "$root/var/cache/swaps"
+    inside sh -c 'cd /var/cache/swaps && apt-get download "$@"' sh "${swaps[@]}" >&2
+    inside sh -c 'dpkg -i --force-depends --force-downgrade /var/cache/swaps/*.deb' >&2
+    rm -rf "$root/var/cache/swaps" "$root/etc/apt/sources.list.d/$swap_suite.list"
+  fi
   inside apt-get clean
   version=$(inside ceph --version)
+  echo "$recipe" > "$CACHE_ROOT/ceph-$suite/recipe"
   echo "$version" > "$CACHE_ROOT/ceph-$suite/ready"
   log "ready in $((SECONDS - start))s: $version"
 fi

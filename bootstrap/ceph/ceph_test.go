@@ -4,6 +4,7 @@
 package ceph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -209,15 +210,12 @@ func cephChildren(t *testing.T, cluster string) []string {
 	return found
 }
 
-// holdsSocket says whether one of the processes (their /proc/<pid>/cmdline
-// paths) has a socket open.
-func holdsSocket(cmdlines []string) bool {
+// loadedRados says whether one of the processes (their /proc/<pid>/cmdline
+// paths) has librados mapped: the CLI is past its start-up and in its call.
+func loadedRados(cmdlines []string) bool {
 	for _, c := range cmdlines {
-		fds, _ := filepath.Glob(filepath.Join(filepath.Dir(c), "fd", "*"))
-		for _, fd := range fds {
-			if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:") {
-				return true
-			}
+		if maps, err := os.ReadFile(filepath.Join(filepath.Dir(c), "maps")); err == nil && bytes.Contains(maps, []byte("librados.so")) {
+			return true
 		}
 	}
 	return false
@@ -242,12 +240,12 @@ func TestKilledControllerLeavesNothing(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The CLI is up and waiting for the mon once one of its processes holds
-	// a socket: by then it has read its credentials.
-	for !holdsSocket(cephChildren(t, cluster)) {
+	// The CLI is in its call (waiting for the mon that never answers) once
+	// librados is loaded: the Python start-up is behind it.
+	for !loadedRados(cephChildren(t, cluster)) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatal("the helper's ceph call never opened a socket to the mon")
+			t.Fatal("the helper's ceph CLI never loaded librados")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
