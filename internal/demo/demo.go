@@ -177,28 +177,36 @@ func failover(ctx context.Context, c *localcluster.Cluster, root string, out io.
 		}
 		return nil
 	}
-	if err := until("mgr b Ready, a active and b standby", func(ctx context.Context) bool {
+	// Which mgr is active is Ceph's choice (a module enable restarts the
+	// active mgr, and the standby may take over): fail whichever it is.
+	active, standby := "", ""
+	if err := until("mgr b Ready, one mgr active and the other standing by", func(ctx context.Context) bool {
 		d := &appsv1.Deployment{}
 		if c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.DeploymentName("b")}, d) != nil {
 			return false
 		}
 		st, _ := bootstrap.StatusOf(d)
-		return st.Phase == bootstrap.PhaseReady && roleOf(ctx, "a") == contract.RoleActive && roleOf(ctx, "b") == contract.RoleStandby
+		for _, pair := range [][2]string{{"a", "b"}, {"b", "a"}} {
+			if roleOf(ctx, pair[0]) == contract.RoleActive && roleOf(ctx, pair[1]) == contract.RoleStandby {
+				active, standby = pair[0], pair[1]
+			}
+		}
+		return st.Phase == bootstrap.PhaseReady && active != ""
 	}); err != nil {
 		return err
 	}
 	show("the mgr pods and their roles", "get", "pods", "-n", ns, "-l", "app=rook-ceph-mgr", "-L", "mgr,mgr_role")
-	fmt.Fprintln(out, "\n==> ceph mgr fail a")
-	if _, err := cc.Ceph(ctx, "mgr", "fail", "a"); err != nil {
+	fmt.Fprintf(out, "\n==> ceph mgr fail %s\n", active)
+	if _, err := cc.Ceph(ctx, "mgr", "fail", active); err != nil {
 		return err
 	}
 	start := time.Now()
-	if err := until("mgr b active", func(ctx context.Context) bool {
-		return roleOf(ctx, "b") == contract.RoleActive && roleOf(ctx, "a") == contract.RoleStandby
+	if err := until("mgr "+standby+" active", func(ctx context.Context) bool {
+		return roleOf(ctx, standby) == contract.RoleActive && roleOf(ctx, active) == contract.RoleStandby
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "    mgr b labelled active %s later\n", time.Since(start).Round(100*time.Millisecond))
+	fmt.Fprintf(out, "    mgr %s labelled active %s later\n", standby, time.Since(start).Round(100*time.Millisecond))
 	show("the mgr pods and their roles", "get", "pods", "-n", ns, "-l", "app=rook-ceph-mgr", "-L", "mgr,mgr_role")
 	show("the endpoints of Service rook-ceph-mgr (the active mgr's pod, on its own metrics port)", "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name="+contract.MetricsServiceName)
 	return nil

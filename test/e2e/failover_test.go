@@ -137,13 +137,34 @@ func waitActive(t *testing.T, ns, id string, since time.Time, bound time.Duratio
 	return time.Since(since), port
 }
 
+// makeActive brings the cluster to id active with other standing by, and
+// returns when the mgr map first said id is active. Which mgr is active
+// before is Ceph's choice: every module enable restarts the active mgr, and
+// the standby may take over meanwhile.
+func makeActive(t *testing.T, ns, id, other string) time.Time {
+	t.Helper()
+	m, seen := waitMgrMap(t, ns, fmt.Sprintf("mgrs %s and %s, one active and the other standing by", id, other), func(m mgrMap) bool {
+		return m.Available && (m.ActiveName == id && m.standby(other) || m.ActiveName == other && m.standby(id))
+	})
+	if m.ActiveName == id {
+		return seen
+	}
+	if _, err := env.Ceph(context.Background(), ns, "mgr", "fail", other); err != nil {
+		t.Fatal(err)
+	}
+	_, seen = waitMgrMap(t, ns, fmt.Sprintf("mgr %s promoted", id), func(n mgrMap) bool {
+		return n.Epoch > m.Epoch && n.Available && n.ActiveName == id
+	})
+	return seen
+}
+
 // failover: `ceph mgr fail` moves the active mgr; within 15 s the pods'
 // mgr_role labels and both Services follow, and the metrics reached through
 // the Service's endpoint are the new active mgr's. A hand-set wrong label is
-// corrected. Runs with mgrs a and b Ready in ns, a active, and leaves a active.
+// corrected. Runs with mgrs a and b Ready in ns (either active), and leaves a active.
 func failover(t *testing.T, ns string) {
 	ctx := context.Background()
-	_, seen := waitMgrMap(t, ns, "mgr a active", func(m mgrMap) bool { return m.Available && m.ActiveName == "a" })
+	seen := makeActive(t, ns, "a", "b")
 	waitActive(t, ns, "a", seen, 15*time.Second)
 	start, calls0 := time.Now(), cephCalls(t, "mgr stat")
 
