@@ -32,13 +32,12 @@ binaries: ## build kube-apiserver, etcd, kube-controller-manager, kube-scheduler
 
 # The Ceph runs besides the host's own (Debian bookworm: Pacific 16.2, the
 # oldest the policy admits), each from its root file system
-# (hack/ceph-release.sh; hack/ceph-matrix.sh says what a run is): Tentacle
-# 20.2 (sid, the newest) for daemons and CLI, and Tentacle's CLI (the
-# controller image's) against Pacific's daemons. COMPAT_MATRIX=trixie runs
-# Debian's Reef 18.2 under make compat; it is not a default: that build's mgr
-# cannot run prometheus, dashboard or rook (README, "Ceph releases").
+# (hack/ceph-release.sh; hack/ceph-matrix.sh says what a run is). make test
+# runs the oldest and the newest: Tentacle 20.2 (sid) for daemons and CLI, and
+# Tentacle's CLI (the controller image's) against Pacific's daemons. make
+# compat runs the releases between: Reef 18.2 (trixie).
 CEPH_MATRIX   ?= sid host:sid
-COMPAT_MATRIX ?=
+COMPAT_MATRIX ?= trixie
 
 test: verify ## lint, manifest drift, then every test (unit, golden, real API server, real Ceph), and the Ceph-facing ones again on each run of CEPH_MATRIX; fails on any skip
 	@./hack/install-deps.sh
@@ -52,7 +51,7 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 # The oldest Kubernetes the project claims: make compat runs the suites that
 # meet the API server (admission, installs, the chart, the webhook's outage)
 # on its control plane, built from the Go module proxy like v1.37's.
-COMPAT_K8S       ?= v1.34.0
+COMPAT_K8S       ?= v1.30.14
 COMPAT_K8S_TESTS  = ./test/integration/ ./test/manifests/ ./test/helm/ ./test/outage/
 
 compat: ## the API-facing tests on Kubernetes COMPAT_K8S, and the Ceph-facing ones on each run of COMPAT_MATRIX, beside make test's

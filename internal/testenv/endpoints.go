@@ -31,8 +31,10 @@ func HostIP() (string, error) {
 }
 
 // ServeServiceLocally makes Service ns/name's port portName lead to ip:port,
-// with an EndpointSlice of its own (no endpointslice controller runs in a bare
-// API server). The API server must route by endpoints (ServiceRouting).
+// with an EndpointSlice and an Endpoints object of its own (no endpoint
+// controller runs in a bare API server): API servers from 1.33 route to a
+// Service by its EndpointSlices, older ones by its Endpoints. The API server
+// must route by endpoints (ServiceRouting).
 func ServeServiceLocally(ctx context.Context, cl client.Client, ns, name, portName, ip string, port int) error {
 	svc := &corev1.Service{}
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
@@ -56,5 +58,16 @@ func ServeServiceLocally(ctx context.Context, cl client.Client, ns, name, portNa
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &p, Protocol: &proto}},
 	}
-	return cl.Create(ctx, slice)
+	if err := cl.Create(ctx, slice); err != nil {
+		return err
+	}
+	//nolint:staticcheck // Endpoints are what API servers before 1.33 route by.
+	endpoints := &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Subsets: []corev1.EndpointSubset{{ //nolint:staticcheck // as above
+			Addresses: []corev1.EndpointAddress{{IP: ip}},
+			Ports:     []corev1.EndpointPort{{Name: portName, Port: p, Protocol: proto}}, //nolint:staticcheck // as above
+		}},
+	}
+	return cl.Create(ctx, endpoints)
 }

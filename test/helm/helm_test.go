@@ -18,7 +18,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -134,16 +136,29 @@ func TestChartLints(t *testing.T) {
 			t.Errorf("%s linted clean: %v", bad, l.Messages)
 		}
 	}
-	// Helm lint does not judge kubeVersion; an install for Kubernetes 1.33 does.
-	old, err := chartutil.ParseKubeVersion("v1.33.9")
-	if err != nil {
-		t.Fatal(err)
+	// Helm lint does not judge kubeVersion; an install does: the chart's
+	// oldest minor is installable, the one before it is not.
+	ch := loadChart(t)
+	m := regexp.MustCompile(`^>=1\.(\d+)\.0-0$`).FindStringSubmatch(ch.Metadata.KubeVersion)
+	if m == nil {
+		t.Fatalf("Chart.yaml kubeVersion %q: want >=1.<minor>.0-0", ch.Metadata.KubeVersion)
 	}
-	inst := action.NewInstall(&action.Configuration{Releases: storage.Init(driver.NewMemory()), KubeClient: &kubefake.PrintingKubeClient{Out: io.Discard},
-		Capabilities: chartutil.DefaultCapabilities, Log: func(string, ...any) {}})
-	inst.DryRun, inst.ClientOnly, inst.ReleaseName, inst.Namespace, inst.KubeVersion = true, true, "mgr-webhook", "mgr-webhook-system", old
-	if _, err := inst.Run(loadChart(t), values(t, "{}")); err == nil || !strings.Contains(err.Error(), "kubeVersion") {
-		t.Errorf("an install for Kubernetes 1.33, below the chart's kubeVersion: %v", err)
+	floor, _ := strconv.Atoi(m[1])
+	for version, allowed := range map[string]bool{
+		fmt.Sprintf("v1.%d.0", floor):    true,
+		fmt.Sprintf("v1.%d.99", floor-1): false,
+	} {
+		kv, err := chartutil.ParseKubeVersion(version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst := action.NewInstall(&action.Configuration{Releases: storage.Init(driver.NewMemory()), KubeClient: &kubefake.PrintingKubeClient{Out: io.Discard},
+			Capabilities: chartutil.DefaultCapabilities, Log: func(string, ...any) {}})
+		inst.DryRun, inst.ClientOnly, inst.ReleaseName, inst.Namespace, inst.KubeVersion = true, true, "mgr-webhook", "mgr-webhook-system", kv
+		_, err = inst.Run(ch, values(t, "{}"))
+		if refused := err != nil && strings.Contains(err.Error(), "kubeVersion"); refused == allowed || allowed && err != nil {
+			t.Errorf("an install for Kubernetes %s (chart kubeVersion %s): %v; want allowed %t", version, ch.Metadata.KubeVersion, err, allowed)
+		}
 	}
 }
 

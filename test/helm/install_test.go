@@ -131,12 +131,14 @@ func TestChartInstalledForReal(t *testing.T) {
 	}
 	var out []byte
 	// Until the webhook's cache has the cluster objects just created.
-	poll("a minimal mgr admitted through the chart's webhooks", 30*time.Second, func() bool {
+	if werr := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		apply := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "-f", "-")
 		apply.Stdin = strings.NewReader(string(manifest))
 		out, err = apply.CombinedOutput()
-		return err == nil
-	})
+		return err == nil, nil
+	}); werr != nil {
+		t.Fatalf("a minimal mgr admitted through the chart's webhooks: not within 30s; last kubectl apply: %v: %s", err, out)
+	}
 	get := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "-n", "rook-ceph", "get", "deploy", "rook-ceph-mgr-a", "-o", "yaml")
 	stored, err := get.CombinedOutput()
 	if err != nil {

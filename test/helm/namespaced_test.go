@@ -217,10 +217,12 @@ func TestChartNamespacedInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out []byte
-	poll("the webhook's CA injected and a minimal mgr admitted", time.Minute, func() bool {
+	if werr := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		out, err = apply(manifest)
-		return err == nil
-	})
+		return err == nil, nil
+	}); werr != nil {
+		t.Fatalf("the webhook's CA injected and a minimal mgr admitted: not within 1m; last kubectl apply: %v: %s", err, out)
+	}
 	d := &appsv1.Deployment{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: cephNS, Name: "rook-ceph-mgr-b"}, d); err != nil {
 		t.Fatal(err)
