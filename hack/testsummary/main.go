@@ -80,7 +80,9 @@ func summarize(in io.Reader, out io.Writer) int {
 	total := counts["pass"] + counts["fail"] + counts["skip"]
 	fmt.Fprintf(out, "\n== tests: %d run, %d passed, %d failed, %d skipped\n", total, counts["pass"], counts["fail"], counts["skip"])
 	if len(runs) > 0 {
-		fmt.Fprintf(out, "   first run: %d tests\n", perRun[""])
+		if perRun[""] > 0 {
+			fmt.Fprintf(out, "   first run: %d tests\n", perRun[""])
+		}
 		for _, r := range runs {
 			fmt.Fprintf(out, "   %s: %d tests\n", r, perRun[r])
 		}
