@@ -17,7 +17,7 @@ LDFLAGS  := -X github.com/rook-mgr/mgr-webhook/version.Version=$(VERSION) -X git
 IMG_WEBHOOK   ?= ghcr.io/rook-mgr/mgr-webhook:$(VERSION)
 IMG_BOOTSTRAP ?= ghcr.io/rook-mgr/mgr-bootstrap:$(VERSION)
 
-.PHONY: all build test compat unit fuzz mutation chaos e2e e2e-kind bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build release clean help
+.PHONY: all build test compat unit fuzz mutation chaos e2e e2e-kind e2e-node bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build release clean help
 
 all: build
 
@@ -83,6 +83,11 @@ mutation: ## mutation testing of mutate/ and webhook/ (gremlins); fails under MU
 e2e: ## the e2e suite on a local control plane of real binaries + real Ceph (E2E_KUBECONFIG=... for another cluster)
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -v ./test/e2e/
+
+e2e-node: ## as root: a real kubelet + containerd node on this machine (hack/node.sh) joined to a local control plane, pods from images made without a registry, cleanup checked
+	@./hack/install-deps.sh
+	@assets="$$(WITH_NODE=1 ./hack/build-binaries.sh | tail -n1)"; \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -tags node -v ./test/node/
 
 e2e-kind: ## the same suite on kind (needs Docker, kind, and E2E_CEPH_NAMESPACES)
 	./hack/e2e-kind.sh

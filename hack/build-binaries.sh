@@ -45,8 +45,11 @@ build_in_throwaway() {
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# WITH_NODE=1 adds what a real node runs (kubelet, kube-proxy: hack/node.sh).
+k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+[ "${WITH_NODE:-0}" = 1 ] && k8s_bins+=(kubelet kube-proxy)
 need_k8s=0
-for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+for b in "${k8s_bins[@]}"; do
   [ -x "$ASSETS/$b" ] || need_k8s=1
 done
 if [ "$need_k8s" = 1 ]; then
@@ -65,15 +68,14 @@ if [ "$need_k8s" = 1 ]; then
     echo ")"
   } > "$work/k8s/go.mod"
   echo 'package main' > "$work/k8s/tools.go"
-  (cd "$work/k8s" && GOFLAGS=-mod=mod go get "k8s.io/kubernetes/cmd/kube-apiserver@${K8S_VERSION}" \
-      "k8s.io/kubernetes/cmd/kube-controller-manager@${K8S_VERSION}" \
-      "k8s.io/kubernetes/cmd/kube-scheduler@${K8S_VERSION}" \
-      "k8s.io/kubernetes/cmd/kubectl@${K8S_VERSION}" >&2)
-  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  gets=()
+  for b in "${k8s_bins[@]}"; do gets+=("k8s.io/kubernetes/cmd/$b@${K8S_VERSION}"); done
+  (cd "$work/k8s" && GOFLAGS=-mod=mod go get "${gets[@]}" >&2)
+  for b in "${k8s_bins[@]}"; do
     build_in_throwaway "$work/k8s" "k8s.io/kubernetes/cmd/$b" "$b" "$k8s_stamp"
   done
 else
-  log "kube-apiserver, kube-controller-manager, kube-scheduler, kubectl: cached"
+  log "${k8s_bins[*]}: cached"
 fi
 
 if [ ! -x "$ASSETS/etcd" ]; then

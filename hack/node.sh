@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# A real node on this machine, joined to a running control plane: containerd
+# (built from the Go module proxy), Debian's runc and CNI plugins (bridge +
+# host-local), kubelet and kube-proxy (hack/build-binaries.sh, WITH_NODE=1).
+# No registry is reachable, so images are made here from root file systems
+# (umoci) and imported into containerd: a pause image of our own
+# (test/node/pause), and Ceph from Debian (hack/ceph-release.sh) as
+# quay.io/ceph/ceph:<its version> so a mgr pod runs without a pull.
+#
+#   KUBECONFIG=... hack/node.sh up      # start; prints the node's name
+#   hack/node.sh down                   # stop; leaves no process, mount,
+#                                       # containerd state or network device
+#
+# Root only. The kernel here has cgroup v1: kubelet runs with
+# failCgroupV1: false and the cgroupfs driver. Everything lives under
+# NODE_DIR (/tmp/mgr-node), the cached binaries under ~/.cache/mgr-webhook.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+NODE_DIR=${NODE_DIR:-/tmp/mgr-node}
+NODE_NAME=${NODE_NAME:-$(hostname -s)}
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.2.9}
+CEPH_SUITE=${CEPH_SUITE:-sid}
+POD_CIDR=${POD_CIDR:-10.88.0.0/16}
+CACHE_ROOT=${MGR_WEBHOOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mgr-webhook}
+ctrd_bin=$CACHE_ROOT/containerd-$CONTAINERD_VERSION
+sock=$NODE_DIR/containerd/containerd.sock
+
+log() { printf '[node] %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+ctr() { "$ctrd_bin/ctr" --address "$sock" --namespace k8s.io "$@"; }
+
+# spawn <name> <command...>: starts a daemon in the background, its pid and
+# log under NODE_DIR.
+spawn() {
+  local name=$1; shift
+  "$@" > "$NODE_DIR/$name.log" 2>&1 &
+  echo $! > "$NODE_DIR/$name.pid"
+}
+
+# image <repository:tag> <rootfs> <entrypoint...>: an OCI image of rootfs,
+# imported under that name.
+image() {
+  local ref=$1 rootfs=$2; shift 2
+  local repo=${ref%:*} tag=${ref##*:}
+  local layout=$NODE_DIR/images/${ref//[\/:]/_}
+  rm -rf "$layout"
+  umoci init --layout "$layout"
+  umoci new --image "$layout:$tag"
+  umoci insert --image "$layout:$tag" "$rootfs" /
+  local args=()
+  for e in "$@"; do args+=(--config.entrypoint "$e"); done
+  umoci config --image "$layout:$tag" "${args[@]}" --config.workingdir /
+  tar -C "$layout" -cf "$layout.tar" .
+  # The layout names the image by its tag; --base-name gives the repository.
+  ctr images import --base-name "$repo" "$layout.tar" >/dev/null
+  rm -rf "$layout" "$layout.tar"
+  ctr images ls -q | grep -qx "$ref" || die "image $ref not in containerd after import"
+  log "image $ref imported"
+}
+
+install_node_deps() {
+  local pkgs=(runc containernetworking-plugins nftables iptables conntrack umoci) need=()
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    log "installing ${need[*]}"
+    apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >&2
+  fi
+  if [ ! -x "$ctrd_bin/containerd" ]; then
+    log "building containerd $CONTAINERD_VERSION from the Go module proxy"
+    mkdir -p "$ctrd_bin.tmp"
+    GOBIN="$ctrd_bin.tmp" CGO_ENABLED=0 go install -tags 'no_btrfs no_devmapper no_zfs' \
+      "github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_VERSION" \
+      "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION" \
+      "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_VERSION"
+    rm -rf "$ctrd_bin"; mv "$ctrd_bin.tmp" "$ctrd_bin"
+  fi
+}
+
+up() {
+  [ "$(id -u)" = 0 ] || die "a node needs root"
+  : "${KUBECONFIG:?set KUBECONFIG to the admin kubeconfig of the control plane}"
+  [ -e "$NODE_DIR" ] && die "$NODE_DIR exists: hack/node.sh down first"
+  install_node_deps
+  assets=$(WITH_NODE=1 ./hack/build-binaries.sh | tail -n1)
+  ceph_bin=$(./hack/ceph-release.sh "$CEPH_SUITE" | tail -n1)
+  ceph_root=$(dirname "$ceph_bin")/rootfs
+  mkdir -p "$NODE_DIR"/{containerd,cni,kubelet,images,bin}
+  cp "$KUBECONFIG" "$NODE_DIR/kubeconfig"
+  ln -s "$assets/kubectl" "$NODE_DIR/bin/kubectl"
+  echo "$NODE_NAME" > "$NODE_DIR/name"
+
+  cat > "$NODE_DIR/cni/10-bridge.conflist" <<EOF
+{"cniVersion": "1.0.0", "name": "mgr-node", "plugins": [
+  {"type": "bridge", "bridge": "mgrnode0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]], "routes": [{"dst": "0.0.0.0/0"}],
+            "dataDir": "$NODE_DIR/cni/ipam"}},
+  {"type": "portmap", "capabilities": {"portMappings": true}}]}
+EOF
+  cat > "$NODE_DIR/containerd/config.toml" <<EOF
+version = 3
+root = "$NODE_DIR/containerd/root"
+state = "$NODE_DIR/containerd/state"
+[grpc]
+  address = "$sock"
+[plugins.'io.containerd.cri.v1.images'.pinned_images]
+  sandbox = 'localhost/pause:node'
+# Root here lacks CAP_SYS_RESOURCE (a microVM): a negative oom_score_adj, which
+# the kubelet asks for sandboxes and Guaranteed pods, fails runc's init.
+[plugins.'io.containerd.cri.v1.runtime']
+  restrict_oom_score_adj = true
+[plugins.'io.containerd.cri.v1.runtime'.cni]
+  bin_dirs = ['/usr/lib/cni']
+  conf_dir = '$NODE_DIR/cni'
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+  runtime_type = 'io.containerd.runc.v2'
+[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+  SystemdCgroup = false
+  BinaryName = '/usr/sbin/runc'
+EOF
+  spawn containerd env PATH="$ctrd_bin:$PATH" "$ctrd_bin/containerd" --config "$NODE_DIR/containerd/config.toml"
+  for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+  [ -S "$sock" ] || die "containerd did not start: $NODE_DIR/containerd.log"
+
+  CGO_ENABLED=0 go build -o "$NODE_DIR/bin/pause-root/pause" ./test/node/pause
+  image localhost/pause:node "$NODE_DIR/bin/pause-root" /pause
+  version=$(PATH="$ceph_bin:$PATH" ceph --version | cut -d' ' -f3)
+  image "quay.io/ceph/ceph:v$version" "$ceph_root" /bin/bash
+
+  cat > "$NODE_DIR/kubelet/config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupDriver: cgroupfs
+containerRuntimeEndpoint: unix://$sock
+failSwapOn: false
+authentication: {anonymous: {enabled: false}, webhook: {enabled: true}}
+authorization: {mode: Webhook}
+address: 127.0.0.1
+healthzPort: 0
+readOnlyPort: 0
+staticPodPath: ""
+resolvConf: /etc/resolv.conf
+podCIDR: $POD_CIDR
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+EOF
+  spawn kubelet "$assets/kubelet" --config "$NODE_DIR/kubelet/config.yaml" --kubeconfig "$NODE_DIR/kubeconfig" \
+    --root-dir "$NODE_DIR/kubelet/root" --cert-dir "$NODE_DIR/kubelet/pki" --hostname-override "$NODE_NAME" \
+    --node-ip "$(ip -4 route get 1.1.1.1 | sed -n 's/.* src \([0-9.]*\).*/\1/p')"
+  spawn kube-proxy "$assets/kube-proxy" --kubeconfig "$NODE_DIR/kubeconfig" --hostname-override "$NODE_NAME" \
+    --proxy-mode nftables --cluster-cidr "$POD_CIDR" --metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256
+
+  for _ in $(seq 120); do
+    if "$assets/kubectl" --kubeconfig "$NODE_DIR/kubeconfig" get node "$NODE_NAME" \
+        -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -q True; then
+      for d in containerd kubelet kube-proxy; do
+        kill -0 "$(cat "$NODE_DIR/$d.pid")" 2>/dev/null || die "$d exited: $NODE_DIR/$d.log"
+      done
+      log "node $NODE_NAME Ready"
+      echo "$NODE_NAME"
+      return
+    fi
+    sleep 1
+  done
+  die "node $NODE_NAME not Ready within 2m: $NODE_DIR/kubelet.log"
+}
+
+# stop <name>: ends a daemon spawn started.
+stop() {
+  if [ -f "$NODE_DIR/$1.pid" ]; then kill "$(cat "$NODE_DIR/$1.pid")" 2>/dev/null || true; fi
+}
+
+down() {
+  [ -d "$NODE_DIR" ] || { log "no node at $NODE_DIR"; return; }
+  NODE_NAME=$(cat "$NODE_DIR/name" 2>/dev/null || echo "$NODE_NAME")
+  # The kubelet stops its pods through the runtime, which runs CNI DEL: the
+  # pods' network namespaces, veths and masquerade rules go with them.
+  if "$NODE_DIR/bin/kubectl" --kubeconfig "$NODE_DIR/kubeconfig" delete pods --all-namespaces \
+      --field-selector "spec.nodeName=$NODE_NAME" --grace-period=0 --force --wait=false >/dev/null 2>&1; then
+    for _ in $(seq 60); do
+      [ -z "$(ctr tasks ls -q 2>/dev/null)" ] && break
+      sleep 1
+    done
+  else
+    log "the control plane did not answer: pods are stopped without their CNI teardown"
+  fi
+  for d in kube-proxy kubelet; do stop "$d"; done
+  sleep 1
+  # Every container and sandbox: the shims die with their tasks.
+  if [ -S "$sock" ]; then
+    for c in $(ctr tasks ls -q 2>/dev/null); do ctr tasks kill -s SIGKILL "$c" 2>/dev/null || true; done
+    sleep 1
+    for c in $(ctr tasks ls -q 2>/dev/null); do ctr tasks delete -f "$c" 2>/dev/null || true; done
+    for c in $(ctr containers ls -q 2>/dev/null); do ctr containers delete "$c" 2>/dev/null || true; done
+  fi
+  pkill -9 -f "containerd-shim-runc-v2 .*-address $sock" 2>/dev/null || true
+  stop containerd
+  sleep 1
+  # Mounts the runtime left (rootfs overlays, shm, volumes), deepest first.
+  awk -v d="$NODE_DIR" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
+    umount -l "$m" 2>/dev/null || true
+  done
+  ip link del mgrnode0 2>/dev/null || true
+  # The kubelet's own chains: canaries in every table it watches, the hint,
+  # and KUBE-FIREWALL (it drops non-local packets to 127.0.0.0/8).
+  for ipt in iptables ip6tables; do
+    for t in mangle nat filter; do "$ipt" -t "$t" -X KUBE-KUBELET-CANARY 2>/dev/null || true; done
+    "$ipt" -t mangle -X KUBE-IPTABLES-HINT 2>/dev/null || true
+    for c in INPUT OUTPUT; do
+      while "$ipt" -D "$c" -j KUBE-FIREWALL 2>/dev/null; do :; done
+    done
+    "$ipt" -F KUBE-FIREWALL 2>/dev/null || true
+    "$ipt" -X KUBE-FIREWALL 2>/dev/null || true
+  done
+  nft delete table ip kube-proxy 2>/dev/null || true
+  nft delete table ip6 kube-proxy 2>/dev/null || true
+  rm -rf "$NODE_DIR"
+  log "node down: $(awk -v d="$NODE_DIR" 'index($2, d) == 1' /proc/mounts | wc -l) mounts left"
+}
+
+case ${1:-} in
+  up) up ;;
+  down) down ;;
+  *) echo "usage: hack/node.sh up|down" >&2; exit 2 ;;
+esac
