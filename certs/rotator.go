@@ -91,11 +91,23 @@ func (r *Rotator) Ensure(ctx context.Context) error {
 		return err
 	}
 	if reasons != nil {
+		// A repair that had to mint a CA (the Secret deleted or its CA
+		// unusable) issues from it at once: the API server must trust it
+		// before a replica serves what it signed. It joins the bundles the
+		// webhooks carry now, whose CA still verifies what the replicas serve
+		// until they load the new Secret; the next check narrows them to the
+		// Secret's.
+		if (reasons.Repair() || !exists) && !configs.trust(data) && configs.carryCA() {
+			if err := r.inject(ctx, configs, nil, data[CACertKey]); err != nil {
+				return err
+			}
+			return r.write(ctx, s, exists, data, reasons)
+		}
 		if err := r.write(ctx, s, exists, data, reasons); err != nil {
 			return err
 		}
 	}
-	return r.inject(ctx, configs, data[CACertKey])
+	return r.inject(ctx, configs, data[CACertKey], nil)
 }
 
 func (r *Rotator) write(ctx context.Context, s *corev1.Secret, exists bool, data map[string][]byte, reasons Reasons) error {
@@ -178,13 +190,34 @@ func (w webhookConfigs) trust(data map[string][]byte) bool {
 	return true
 }
 
-// inject sets caBundle on every webhook whose bundle differs.
-func (r *Rotator) inject(ctx context.Context, configs webhookConfigs, bundle []byte) error {
+// carryCA reports whether any webhook carries a caBundle: one the replicas'
+// certificate may verify against until they load a new one.
+func (w webhookConfigs) carryCA() bool {
+	for _, c := range w {
+		for _, cc := range c.clients {
+			if len(cc.CABundle) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inject sets caBundle on every webhook whose bundle differs: to bundle, or,
+// with add, to what it holds with add appended (when it lacks add).
+func (r *Rotator) inject(ctx context.Context, configs webhookConfigs, bundle, add []byte) error {
 	for _, c := range configs {
 		changed := false
 		for _, cc := range c.clients {
-			if !bytes.Equal(cc.CABundle, bundle) {
-				cc.CABundle, changed = bundle, true
+			want := bundle
+			if add != nil {
+				if bytes.Contains(cc.CABundle, bytes.TrimSpace(add)) {
+					continue
+				}
+				want = append(append(bytes.Clone(cc.CABundle), '\n'), add...)
+			}
+			if !bytes.Equal(cc.CABundle, want) {
+				cc.CABundle, changed = want, true
 			}
 		}
 		if !changed {
