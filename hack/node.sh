@@ -93,6 +93,7 @@ up() {
   cp "$KUBECONFIG" "$NODE_DIR/kubeconfig"
   ln -s "$assets/kubectl" "$NODE_DIR/bin/kubectl"
   echo "$NODE_NAME" > "$NODE_DIR/name"
+  ip netns list | awk '{print $1}' | sort > "$NODE_DIR/netns.before"
 
   cat > "$NODE_DIR/cni/10-bridge.conflist" <<EOF
 {"cniVersion": "1.0.0", "name": "mgr-node", "plugins": [
@@ -205,6 +206,18 @@ down() {
   # Mounts the runtime left (rootfs overlays, shm, volumes), deepest first.
   awk -v d="$NODE_DIR" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
     umount -l "$m" 2>/dev/null || true
+  done
+  # What a pod whose CNI DEL did not run leaves: its network namespace (one
+  # this node made: not there before up) and the bridge plugin's masquerade
+  # rules, which carry our network's name.
+  if [ -f "$NODE_DIR/netns.before" ]; then
+    ip netns list | awk '$1 ~ /^cni-/ {print $1}' | sort | comm -13 "$NODE_DIR/netns.before" - | xargs -r -n1 ip netns del
+  fi
+  for ipt in iptables ip6tables; do
+    "$ipt-save" -t nat 2>/dev/null | { grep -- '^-A POSTROUTING .*name: \\"mgr-node\\"' || true; } | sed 's/^-A /-D /' |
+      while read -r rule; do eval "$ipt -t nat $rule" 2>/dev/null || true; done
+    "$ipt-save" -t nat 2>/dev/null | sed -n 's/^-A \(CNI-[0-9a-f]*\) .*name: \\"mgr-node\\".*/\1/p' | sort -u |
+      while read -r chain; do "$ipt" -t nat -F "$chain" 2>/dev/null; "$ipt" -t nat -X "$chain" 2>/dev/null || true; done
   done
   ip link del mgrnode0 2>/dev/null || true
   # The kubelet's own chains: canaries in every table it watches, the hint,
