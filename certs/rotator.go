@@ -98,7 +98,7 @@ func (r *Rotator) Ensure(ctx context.Context) error {
 		// until they load the new Secret; the next check narrows them to the
 		// Secret's.
 		if (reasons.Repair() || !exists) && !configs.trust(data) && configs.carryCA() {
-			if err := r.inject(ctx, configs, nil, data[CACertKey]); err != nil {
+			if err := r.trustAlso(ctx, configs, data[CACertKey]); err != nil {
 				return err
 			}
 			return r.write(ctx, s, exists, data, reasons)
@@ -107,7 +107,7 @@ func (r *Rotator) Ensure(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.inject(ctx, configs, data[CACertKey], nil)
+	return r.inject(ctx, configs, data[CACertKey])
 }
 
 func (r *Rotator) write(ctx context.Context, s *corev1.Secret, exists bool, data map[string][]byte, reasons Reasons) error {
@@ -203,21 +203,29 @@ func (w webhookConfigs) carryCA() bool {
 	return false
 }
 
-// inject sets caBundle on every webhook whose bundle differs: to bundle, or,
-// with add, to what it holds with add appended (when it lacks add).
-func (r *Rotator) inject(ctx context.Context, configs webhookConfigs, bundle, add []byte) error {
+// inject sets caBundle on every webhook whose bundle differs.
+func (r *Rotator) inject(ctx context.Context, configs webhookConfigs, bundle []byte) error {
+	return r.injectEach(ctx, configs, func([]byte) []byte { return bundle })
+}
+
+// trustAlso appends ca to every webhook's caBundle that lacks it.
+func (r *Rotator) trustAlso(ctx context.Context, configs webhookConfigs, ca []byte) error {
+	return r.injectEach(ctx, configs, func(have []byte) []byte {
+		if bytes.Contains(have, bytes.TrimSpace(ca)) {
+			return have
+		}
+		return append(append(bytes.Clone(have), '\n'), ca...)
+	})
+}
+
+// injectEach sets each webhook's caBundle to want(its bundle) where that
+// differs, one update per configuration.
+func (r *Rotator) injectEach(ctx context.Context, configs webhookConfigs, want func(have []byte) []byte) error {
 	for _, c := range configs {
 		changed := false
 		for _, cc := range c.clients {
-			want := bundle
-			if add != nil {
-				if bytes.Contains(cc.CABundle, bytes.TrimSpace(add)) {
-					continue
-				}
-				want = append(append(bytes.Clone(cc.CABundle), '\n'), add...)
-			}
-			if !bytes.Equal(cc.CABundle, want) {
-				cc.CABundle, changed = want, true
+			if b := want(cc.CABundle); !bytes.Equal(cc.CABundle, b) {
+				cc.CABundle, changed = b, true
 			}
 		}
 		if !changed {

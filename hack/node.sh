@@ -7,7 +7,8 @@
 # (test/node/pause), and Ceph from Debian (hack/ceph-release.sh) as
 # quay.io/ceph/ceph:<its version> so a mgr pod runs without a pull.
 #
-#   KUBECONFIG=... hack/node.sh up      # start; prints the node's name
+#   KUBECONFIG=... hack/node.sh up      # start; prints the node's name (the
+#                                       # Ceph image's is in NODE_DIR/ceph-image)
 #   hack/node.sh down                   # stop; leaves no process, mount,
 #                                       # containerd state or network device
 #
@@ -131,6 +132,7 @@ EOF
   image localhost/pause:node "$NODE_DIR/bin/pause-root" /pause
   version=$(PATH="$ceph_bin:$PATH" ceph --version | cut -d' ' -f3)
   image "quay.io/ceph/ceph:v$version" "$ceph_root" /bin/bash
+  echo "quay.io/ceph/ceph:v$version" > "$NODE_DIR/ceph-image"
 
   cat > "$NODE_DIR/kubelet/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -172,9 +174,18 @@ EOF
   die "node $NODE_NAME not Ready within 2m: $NODE_DIR/kubelet.log"
 }
 
-# stop <name>: ends a daemon spawn started.
+# stop <name>: ends a daemon spawn started and waits until it has exited
+# (SIGKILL after 30 s).
 stop() {
-  if [ -f "$NODE_DIR/$1.pid" ]; then kill "$(cat "$NODE_DIR/$1.pid")" 2>/dev/null || true; fi
+  [ -f "$NODE_DIR/$1.pid" ] || return 0
+  local pid i
+  pid=$(cat "$NODE_DIR/$1.pid")
+  kill "$pid" 2>/dev/null || return 0
+  for i in $(seq 300); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    [ "$i" = 300 ] && kill -9 "$pid" 2>/dev/null
+    sleep 0.1
+  done
 }
 
 down() {
@@ -192,17 +203,14 @@ down() {
     log "the control plane did not answer: pods are stopped without their CNI teardown"
   fi
   for d in kube-proxy kubelet; do stop "$d"; done
-  sleep 1
-  # Every container and sandbox: the shims die with their tasks.
+  # Every container and sandbox left (delete -f kills and waits for each
+  # task): the shims die with their tasks.
   if [ -S "$sock" ]; then
-    for c in $(ctr tasks ls -q 2>/dev/null); do ctr tasks kill -s SIGKILL "$c" 2>/dev/null || true; done
-    sleep 1
-    for c in $(ctr tasks ls -q 2>/dev/null); do ctr tasks delete -f "$c" 2>/dev/null || true; done
+    for c in $(ctr tasks ls -q 2>/dev/null); do ctr tasks delete -f "$c" >/dev/null 2>&1 || true; done
     for c in $(ctr containers ls -q 2>/dev/null); do ctr containers delete "$c" 2>/dev/null || true; done
   fi
   pkill -9 -f "containerd-shim-runc-v2 .*-address $sock" 2>/dev/null || true
   stop containerd
-  sleep 1
   # Mounts the runtime left (rootfs overlays, shm, volumes), deepest first.
   awk -v d="$NODE_DIR" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
     umount -l "$m" 2>/dev/null || true

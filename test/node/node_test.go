@@ -77,6 +77,11 @@ func TestRealNode(t *testing.T) {
 	if name != "real-node" {
 		t.Fatalf("hack/node.sh up printed %q, want the node's name", name)
 	}
+	image, err := os.ReadFile(filepath.Join(nodeDir, "ceph-image"))
+	if err != nil {
+		t.Fatalf("the Ceph image hack/node.sh imported: %v", err)
+	}
+	cephImage := strings.TrimSpace(string(image))
 
 	ns := "node-test"
 	for _, o := range []client.Object{
@@ -94,7 +99,7 @@ func TestRealNode(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "ceph-version", Namespace: ns},
 		Spec: corev1.PodSpec{
 			NodeName: name, RestartPolicy: corev1.RestartPolicyNever, AutomountServiceAccountToken: &no,
-			Containers: []corev1.Container{{Name: "ceph", Image: cephImage(t, root), ImagePullPolicy: corev1.PullNever,
+			Containers: []corev1.Container{{Name: "ceph", Image: cephImage, ImagePullPolicy: corev1.PullNever,
 				Command: []string{"ceph", "--version"}}},
 		},
 	}
@@ -185,21 +190,6 @@ func TestRealNode(t *testing.T) {
 			}
 		}
 	}
-}
-
-// cephImage is the name hack/node.sh imports the Ceph image under.
-func cephImage(t *testing.T, root string) string {
-	t.Helper()
-	out, err := exec.Command(filepath.Join(root, "hack", "ceph-release.sh"), "sid").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := strings.TrimSpace(string(out[strings.LastIndexByte(strings.TrimSpace(string(out)), '\n')+1:]))
-	v, err := exec.Command(filepath.Join(bin, "ceph"), "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "quay.io/ceph/ceph:v" + strings.Fields(string(v))[2]
 }
 
 func tail(b []byte, n int) string {
