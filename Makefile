@@ -87,7 +87,7 @@ e2e: ## the e2e suite on a local control plane of real binaries + real Ceph (E2E
 e2e-node: ## as root: a real kubelet + containerd node on this machine (hack/node.sh) joined to a local control plane, pods from images made without a registry, cleanup checked
 	@./hack/install-deps.sh
 	@assets="$$(WITH_NODE=1 ./hack/build-binaries.sh | tail -n1)"; \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -tags node -v ./test/node/
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -timeout=80m -tags node -v ./test/node/
 
 e2e-kind: ## the same suite on kind (needs Docker, kind, and E2E_CEPH_NAMESPACES)
 	./hack/e2e-kind.sh

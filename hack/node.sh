@@ -9,8 +9,18 @@
 #
 #   KUBECONFIG=... hack/node.sh up      # start; prints the node's name (the
 #                                       # Ceph image's is in NODE_DIR/ceph-image)
+#   hack/node.sh load <tag>             # the project's images from this
+#                                       # checkout, as kind load would:
+#                                       # ghcr.io/rook-mgr/mgr-webhook:<tag>
+#                                       # and mgr-bootstrap:<tag> (the Ceph
+#                                       # image + the controller, as the
+#                                       # Dockerfile builds them)
 #   hack/node.sh down                   # stop; leaves no process, mount,
 #                                       # containerd state or network device
+#
+# KUBELET_CLIENT_CA: the CA of the client certificate the API server presents
+# to kubelets (--kubelet-client-certificate), so that kubectl exec and logs
+# reach this node's pods; without it the kubelet serves no one.
 #
 # Root only. The kernel here has cgroup v1: kubelet runs with
 # failCgroupV1: false and the cgroupfs driver. Everything lives under
@@ -94,6 +104,10 @@ up() {
   cp "$KUBECONFIG" "$NODE_DIR/kubeconfig"
   ln -s "$assets/kubectl" "$NODE_DIR/bin/kubectl"
   echo "$NODE_NAME" > "$NODE_DIR/name"
+  # Rook's mgr pods log to a hostPath under /var/lib/rook, which the runtime
+  # creates; down removes it when this node made it.
+  [ -e /var/lib/rook ] || touch "$NODE_DIR/made-var-lib-rook"
+  node_ip=$(ip -4 route get 1.1.1.1 | sed -n 's/.* src \([0-9.]*\).*/\1/p')
   ip netns list | awk '{print $1}' | sort > "$NODE_DIR/netns.before"
 
   cat > "$NODE_DIR/cni/10-bridge.conflist" <<EOF
@@ -141,9 +155,9 @@ failCgroupV1: false
 cgroupDriver: cgroupfs
 containerRuntimeEndpoint: unix://$sock
 failSwapOn: false
-authentication: {anonymous: {enabled: false}, webhook: {enabled: true}}
+authentication: {anonymous: {enabled: false}, webhook: {enabled: true}, x509: {clientCAFile: "${KUBELET_CLIENT_CA:-}"}}
 authorization: {mode: Webhook}
-address: 127.0.0.1
+address: $node_ip
 healthzPort: 0
 readOnlyPort: 0
 staticPodPath: ""
@@ -155,7 +169,7 @@ imageGCLowThresholdPercent: 99
 EOF
   spawn kubelet "$assets/kubelet" --config "$NODE_DIR/kubelet/config.yaml" --kubeconfig "$NODE_DIR/kubeconfig" \
     --root-dir "$NODE_DIR/kubelet/root" --cert-dir "$NODE_DIR/kubelet/pki" --hostname-override "$NODE_NAME" \
-    --node-ip "$(ip -4 route get 1.1.1.1 | sed -n 's/.* src \([0-9.]*\).*/\1/p')"
+    --node-ip "$node_ip"
   spawn kube-proxy "$assets/kube-proxy" --kubeconfig "$NODE_DIR/kubeconfig" --hostname-override "$NODE_NAME" \
     --proxy-mode nftables --cluster-cidr "$POD_CIDR" --metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256
 
@@ -172,6 +186,48 @@ EOF
     sleep 1
   done
   die "node $NODE_NAME not Ready within 2m: $NODE_DIR/kubelet.log"
+}
+
+load() {
+  local tag=${1:?hack/node.sh load <tag>} ceph_image layout bins ldflags
+  [ -S "$sock" ] || die "no node at $NODE_DIR: hack/node.sh up first"
+  ceph_image=$(cat "$NODE_DIR/ceph-image")
+  bins=$NODE_DIR/images/bin
+  mkdir -p "$bins/webhook-root/etc" "$bins/webhook-root/tmp"
+  ldflags="-s -w -X github.com/rook-mgr/mgr-webhook/version.Version=$tag -X github.com/rook-mgr/mgr-webhook/version.Revision=$(git rev-parse HEAD 2>/dev/null || true)"
+  CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$bins/webhook-root/mgr-webhook" ./cmd/mgr-webhook
+  CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$bins/mgr-bootstrap" ./cmd/mgr-bootstrap
+  # The webhook's image is its static binary alone (the Dockerfile's is
+  # distroless static), run as nonroot.
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > "$bins/webhook-root/etc/passwd"
+  chmod 1777 "$bins/webhook-root/tmp"
+  image "ghcr.io/rook-mgr/mgr-webhook:$tag" "$bins/webhook-root" /mgr-webhook
+  # The controller's image is the Ceph image (its ceph CLI) with the binary
+  # as one more layer: the Ceph image as containerd holds it, one layer added.
+  layout=$NODE_DIR/images/bootstrap
+  rm -rf "$layout"; mkdir -p "$layout"
+  ctr images export --platform linux/amd64 "$layout.tar" "$ceph_image"
+  tar -C "$layout" -xf "$layout.tar"
+  rm "$layout.tar"
+  local base=${ceph_image##*:}
+  umoci insert --image "$layout:$base" --tag "$tag" "$bins/mgr-bootstrap" /usr/local/bin/mgr-bootstrap
+  umoci config --image "$layout:$tag" --config.user 167:167 --config.entrypoint /usr/local/bin/mgr-bootstrap --config.cmd ''
+  umoci rm --image "$layout:$base"
+  # ctr export named the Ceph image in an annotation umoci carried over to
+  # the new tag: name it for what it now is.
+  python3 - "$layout/index.json" "ghcr.io/rook-mgr/mgr-bootstrap:$tag" <<'PY'
+import json, sys
+path, name = sys.argv[1], sys.argv[2]
+index = json.load(open(path))
+for m in index["manifests"]:
+    m.setdefault("annotations", {})["io.containerd.image.name"] = name
+json.dump(index, open(path, "w"))
+PY
+  tar -C "$layout" -cf "$layout.tar" .
+  ctr images import "$layout.tar" >/dev/null
+  rm -rf "$layout" "$layout.tar" "$bins"
+  ctr images ls -q | grep -qx "ghcr.io/rook-mgr/mgr-bootstrap:$tag" || die "image mgr-bootstrap:$tag not in containerd after import"
+  log "image ghcr.io/rook-mgr/mgr-bootstrap:$tag imported (on $ceph_image)"
 }
 
 # stop <name>: ends a daemon spawn started and waits until it has exited
@@ -241,12 +297,14 @@ down() {
   done
   nft delete table ip kube-proxy 2>/dev/null || true
   nft delete table ip6 kube-proxy 2>/dev/null || true
+  [ -e "$NODE_DIR/made-var-lib-rook" ] && rm -rf /var/lib/rook
   rm -rf "$NODE_DIR"
   log "node down: $(awk -v d="$NODE_DIR" 'index($2, d) == 1' /proc/mounts | wc -l) mounts left"
 }
 
 case ${1:-} in
   up) up ;;
+  load) shift; load "$@" ;;
   down) down ;;
-  *) echo "usage: hack/node.sh up|down" >&2; exit 2 ;;
+  *) echo "usage: hack/node.sh up|load <tag>|down" >&2; exit 2 ;;
 esac

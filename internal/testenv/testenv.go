@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +83,8 @@ type APIServer struct {
 	// Scheme holds the built-in types; Client is an uncached client with it.
 	Scheme *runtime.Scheme
 	Client client.Client
+	// CertDir holds the certificates RealNodes made ("" otherwise).
+	CertDir string
 	// restarted is the kube-apiserver RestartAPIServer started, if any.
 	restarted *Process
 }
@@ -107,6 +110,15 @@ type APIServerOptions struct {
 	// cluster IP, which nothing routes here: ServeServiceLocally then points a
 	// Service at a local process.
 	ServiceRouting bool
+	// RealNodes makes the API server one that pods on a real kubelet can use
+	// (hack/node.sh): it serves at this host's address with a certificate
+	// pods trust for the kubernetes Service, and reaches kubelets with a
+	// client certificate whose CA is KubeletClientCAFile in CertDir.
+	RealNodes bool
+	// Args are extra kube-apiserver flags (name without dashes -> value), as
+	// a real node needs: the kubelet client certificate, the address type
+	// the kubelet is reached at.
+	Args map[string]string
 }
 
 // StartAPIServer starts etcd and kube-apiserver with the given webhook
@@ -147,11 +159,21 @@ func StartAPIServerWith(o APIServerOptions) (*APIServer, error) {
 	if o.ServiceRouting {
 		env.ControlPlane.GetAPIServer().Configure().Set("enable-aggregator-routing", "true")
 	}
+	var certDir string
+	if o.RealNodes {
+		if certDir, err = realNodeCerts(env); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Args)) {
+		env.ControlPlane.GetAPIServer().Configure().Set(k, o.Args[k])
+	}
 	cfg, err := env.Start()
 	if err != nil {
+		os.RemoveAll(certDir)
 		return nil, fmt.Errorf("starting etcd + kube-apiserver from %s: %w", assets, err)
 	}
-	a := &APIServer{Env: env, Config: cfg, Kubectl: filepath.Join(assets, "kubectl"), Scheme: runtime.NewScheme()}
+	a := &APIServer{Env: env, Config: cfg, Kubectl: filepath.Join(assets, "kubectl"), Scheme: runtime.NewScheme(), CertDir: certDir}
 	if err := clientgoscheme.AddToScheme(a.Scheme); err != nil {
 		a.Stop()
 		return nil, err
@@ -194,6 +216,9 @@ func (a *APIServer) Stop() {
 		os.RemoveAll(filepath.Dir(a.restarted.Log))
 	}
 	_ = a.Env.Stop()
+	if a.CertDir != "" {
+		os.RemoveAll(a.CertDir)
+	}
 }
 
 // CephCluster describes the cluster objects of one namespace.

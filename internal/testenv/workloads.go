@@ -34,8 +34,24 @@ type Workloads struct {
 	procs []*Process
 }
 
+// WorkloadsOptions configure StartWorkloadsWith.
+type WorkloadsOptions struct {
+	// RealNodes is for real kubelets (hack/node.sh): no kwok and no fake
+	// node, and the controllers that pods on a real kubelet need and a kwok
+	// pod does not: ServiceAccounts in new namespaces, the kube-root-ca.crt
+	// ConfigMap every projected token volume mounts, and the disruption
+	// controller behind PodDisruptionBudgets.
+	RealNodes bool
+}
+
 // StartWorkloads starts them against a and waits until the fake node is Ready.
-func StartWorkloads(ctx context.Context, a *APIServer) (w *Workloads, err error) {
+func StartWorkloads(ctx context.Context, a *APIServer) (*Workloads, error) {
+	return StartWorkloadsWith(ctx, a, WorkloadsOptions{})
+}
+
+// StartWorkloadsWith starts them as o says and waits until the fake node is
+// Ready.
+func StartWorkloadsWith(ctx context.Context, a *APIServer, o WorkloadsOptions) (w *Workloads, err error) {
 	cl := a.Client
 	assets, err := AssetsDir()
 	if err != nil {
@@ -60,23 +76,32 @@ func StartWorkloads(ctx context.Context, a *APIServer) (w *Workloads, err error)
 	if err != nil || len(stages) == 0 {
 		return w, fmt.Errorf("kwok stage configs missing from %s/kwok-stages: run hack/build-binaries.sh", assets)
 	}
+	controllers := "deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,namespace-controller,endpointslice-controller"
+	if o.RealNodes {
+		controllers += ",serviceaccount-controller,root-ca-certificate-publisher-controller,disruption-controller"
+	}
 	for _, c := range []struct {
 		bin  string
 		args []string
 	}{
 		{"kube-controller-manager", []string{"--kubeconfig=" + a.Kubeconfig, "--leader-elect=false", "--secure-port=0",
-			"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,node-lifecycle-controller,namespace-controller,endpointslice-controller",
-			"--node-monitor-grace-period=40s"}},
+			"--controllers=" + controllers, "--node-monitor-grace-period=40s"}},
 		{"kube-scheduler", []string{"--kubeconfig=" + a.Kubeconfig, "--leader-elect=false", "--secure-port=0"}},
 		{"kwok", []string{"--kubeconfig=" + a.Kubeconfig, "--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--server-address=127.0.0.1:0",
 			"--config=" + strings.Join(stages, ",")}},
 	} {
+		if c.bin == "kwok" && o.RealNodes {
+			continue
+		}
 		p, err := Spawn(filepath.Join(assets, c.bin), filepath.Join(dir, c.bin+".log"), c.args...)
 		if err != nil {
 			return w, err
 		}
 		w.procs = append(w.procs, p)
+	}
+	if o.RealNodes {
+		return w, nil
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: FakeNodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},

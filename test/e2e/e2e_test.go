@@ -183,8 +183,8 @@ func TestMgrLifecycle(t *testing.T) {
 	t.Run("policy denials", func(t *testing.T) {
 		for what, edit := range map[string]struct{ from, to, field string }{
 			"two replicas":     {"spec:\n", "spec:\n  replicas: 2\n", "spec.replicas"},
-			"foreign registry": {"quay.io/ceph/ceph:v16.2.15", "registry.example.com/ceph:v16.2.15", "spec.template.spec.containers[0].image"},
-			"release too old":  {"quay.io/ceph/ceph:v16.2.15", "quay.io/ceph/ceph:v12.2.13", "spec.template.spec.containers[0].image"},
+			"foreign registry": {env.mgrImage(), "registry.example.com/ceph:v16.2.15", "spec.template.spec.containers[0].image"},
+			"release too old":  {env.mgrImage(), "quay.io/ceph/ceph:v12.2.13", "spec.template.spec.containers[0].image"},
 		} {
 			bad := strings.Replace(string(env.manifest(t, ns, "denied", nil)), edit.from, edit.to, 1)
 			out, err := env.kubectl(t, []byte(bad), "apply", "-f", "-")

@@ -13,6 +13,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,11 +24,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/localcluster"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
@@ -51,10 +55,18 @@ type Env struct {
 	// SetPolicy runs the webhook with this policy file content; "" restores
 	// the one it was installed with.
 	SetPolicy func(ctx context.Context, policy string) error
-	// LogFiles and MetricsURLs are the components' logs and metrics
-	// endpoints, where the suite can read them (the local cluster).
-	LogFiles    []string
+	// Logs are the components' logs, by where they came from: their files
+	// locally, their pods' containers (every replica) on another cluster.
+	Logs func(ctx context.Context) (map[string]string, error)
+	// MetricsURLs are the components' metrics endpoints, where the suite can
+	// reach them (the local cluster).
 	MetricsURLs map[string]string
+	// Metrics fetches /metrics of the mgr behind the namespace's
+	// rook-ceph-mgr Service, whose endpoint has port.
+	Metrics func(ctx context.Context, ns string, port int32) (string, error)
+	// CephImage replaces the example mgr's image when set
+	// (E2E_CEPH_IMAGE: a real node holds only the Ceph image made here).
+	CephImage string
 	// installedPolicy is the remote webhook's policy before SetPolicy changed it.
 	installedPolicy *string
 	root            string
@@ -97,7 +109,18 @@ func run(m *testing.M) (int, error) {
 	defer c.Stop()
 	env = &Env{Client: c.Client, Kubectl: c.API.Kubectl, Kubeconfig: c.API.Kubeconfig, Namespaces: []string{"ceph-west", "ceph-east"},
 		Teardown: "ceph-teardown", FinalizerTimeout: finalizerTimeout,
-		Ports: map[string]map[string][2]int32{}, root: root, LogFiles: c.LogFiles(), MetricsURLs: c.MetricsURLs}
+		Ports: map[string]map[string][2]int32{}, root: root, MetricsURLs: c.MetricsURLs}
+	env.Logs = func(context.Context) (map[string]string, error) {
+		logs := map[string]string{}
+		for _, f := range c.LogFiles() {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			logs[f] = string(b)
+		}
+		return logs, nil
+	}
 	policyFile := filepath.Join(c.WorkDir, "policy.yaml")
 	env.SetPolicy = func(ctx context.Context, policy string) error {
 		if policy == "" {
@@ -113,6 +136,24 @@ func run(m *testing.M) (int, error) {
 		for id, p := range cc.MgrPorts {
 			env.Ports[ns][id] = [2]int32{int32(p[0]), int32(p[1])}
 		}
+	}
+	// The pods' IPs are kwok's; the mgr daemons listen on this host, each on
+	// the port its container declares, which the endpoint carries.
+	env.Metrics = func(ctx context.Context, _ string, port int32) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil)
+		if err != nil {
+			return "", err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s", resp.Status)
+		}
+		return string(b), err
 	}
 	runner := &ceph.Runner{ConnectTimeout: 5 * time.Second, Timeout: 30 * time.Second}
 	env.Ceph = func(ctx context.Context, ns string, args ...string) ([]byte, error) {
@@ -157,12 +198,14 @@ func remoteEnv(ctx context.Context, root, kubeconfig string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		return nil, err
+	kubectl := os.Getenv("E2E_KUBECTL")
+	if kubectl == "" {
+		if kubectl, err = exec.LookPath("kubectl"); err != nil {
+			return nil, err
+		}
 	}
 	e := &Env{Client: cl, Kubectl: kubectl, Kubeconfig: kubeconfig, Namespaces: nss[:2], Ports: map[string]map[string][2]int32{}, root: root,
-		Teardown: teardown, FinalizerTimeout: 2 * time.Minute}
+		Teardown: teardown, FinalizerTimeout: 2 * time.Minute, CephImage: os.Getenv("E2E_CEPH_IMAGE")}
 	e.SetPolicy = func(ctx context.Context, policy string) error { return e.setInstalledPolicy(ctx, policy) }
 	// The mons are reachable from inside the cluster: run ceph in the
 	// controller's pod, the admin keyring on stdin, never on a command line.
@@ -177,6 +220,37 @@ func remoteEnv(ctx context.Context, root, kubeconfig string) (*Env, error) {
 			"deploy/mgr-bootstrap", "--", "env", "MON=" + conn.MonHost, "sh", "-c", script, "sh"}, args...)...)
 		cmd.Stdin = bytes.NewReader(conn.AdminKeyring)
 		return cmd.Output()
+	}
+	e.Logs = func(ctx context.Context) (map[string]string, error) {
+		pods := &corev1.PodList{}
+		if err := e.Client.List(ctx, pods, client.InNamespace("mgr-webhook-system")); err != nil {
+			return nil, err
+		}
+		logs := map[string]string{}
+		for _, p := range pods.Items {
+			for _, c := range p.Status.ContainerStatuses {
+				out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "logs", "-n", p.Namespace, p.Name, "-c", c.Name).Output()
+				if err != nil {
+					return nil, fmt.Errorf("kubectl logs %s -c %s: %w", p.Name, c.Name, err)
+				}
+				logs[p.Name+"/"+c.Name] = string(out)
+			}
+		}
+		return logs, nil
+	}
+	// Metrics come through the Service's cluster IP, fetched from inside the
+	// cluster (the controller's pod has python3 with the ceph CLI), as
+	// Prometheus scrapes them.
+	e.Metrics = func(ctx context.Context, ns string, _ int32) (string, error) {
+		svc := &corev1.Service{}
+		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.MetricsServiceName}, svc); err != nil {
+			return "", err
+		}
+		url := fmt.Sprintf("http://%s:%d/metrics", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
+		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "exec", "-n", "mgr-webhook-system", "deploy/mgr-bootstrap", "--",
+			"python3", "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())", url)
+		out, err := cmd.Output()
+		return string(out), err
 	}
 	return e, nil
 }
@@ -197,7 +271,32 @@ func (e *Env) manifest(t *testing.T, ns, id string, annotations map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	if e.CephImage != "" {
+		m = bytes.Replace(m, []byte("image: "+exampleImage), []byte("image: "+e.CephImage), 1)
+	}
 	return m
+}
+
+// exampleImage is the image of the shipped minimal example.
+const exampleImage = "quay.io/ceph/ceph:v16.2.15"
+
+// mgrImage is the image the suite's mgrs run.
+func (e *Env) mgrImage() string {
+	if e.CephImage != "" {
+		return e.CephImage
+	}
+	return exampleImage
+}
+
+// mgrMajor is the Ceph major release of mgrImage (16 for v16.2.15).
+func (e *Env) mgrMajor(t *testing.T) int {
+	t.Helper()
+	img := e.mgrImage()
+	var major int
+	if _, err := fmt.Sscanf(img[strings.LastIndex(img, ":v")+2:], "%d", &major); err != nil {
+		t.Fatalf("the Ceph release of image %s: %v", img, err)
+	}
+	return major
 }
 
 // setInstalledPolicy changes the policy of the installed webhook: it writes
@@ -235,6 +334,22 @@ func (e *Env) setInstalledPolicy(ctx context.Context, policy string) error {
 	if _, err := run(nil, "rollout", "restart", "deployment/mgr-webhook"); err != nil {
 		return err
 	}
-	_, err = run(nil, "rollout", "status", "deployment/mgr-webhook", "--timeout=3m")
-	return err
+	if _, err = run(nil, "rollout", "status", "deployment/mgr-webhook", "--timeout=3m"); err != nil {
+		return err
+	}
+	// The rollout is complete before the old replicas are gone: while they
+	// drain they still answer (with the old policy) on the connections the
+	// API server holds. The new policy holds once they have exited.
+	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods := &corev1.PodList{}
+		if err := e.Client.List(ctx, pods, client.InNamespace("mgr-webhook-system"), client.MatchingLabels{"app.kubernetes.io/name": "mgr-webhook"}); err != nil {
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }

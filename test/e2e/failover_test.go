@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +61,7 @@ type mgrMap struct {
 	Epoch      int    `json:"epoch"`
 	Available  bool   `json:"available"`
 	ActiveName string `json:"active_name"`
+	ActiveGID  uint64 `json:"active_gid"`
 	Standbys   []struct {
 		Name string `json:"name"`
 	} `json:"standbys"`
@@ -89,7 +88,9 @@ func waitMgrMap(t *testing.T, ns, what string, cond func(mgrMap) bool) (mgrMap, 
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		out, err := env.Ceph(ctx, ns, "mgr", "dump")
 		if err != nil {
-			last = err.Error()
+			if ctx.Err() == nil { // not the call the deadline cut short
+				last = err.Error()
+			}
 			return false, nil
 		}
 		m = mgrMap{}
@@ -182,21 +183,14 @@ func failover(t *testing.T, ns string) {
 		})
 		took, port := waitActive(t, ns, step.active, changed, 15*time.Second)
 		t.Logf("ceph mgr fail %s: mgr %s labelled active and alone behind both Services %s after the mgr map said so", step.fail, step.active, took.Round(100*time.Millisecond))
-		// The pods' IPs are kwok's; the mgr daemons listen on this host, each
-		// on the port its container declares, which the endpoint carries.
 		body := ""
-		err := wait.PollUntilContextTimeout(ctx, time.Second, 60*time.Second, true, func(context.Context) (bool, error) {
-			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-			if err != nil {
-				return false, nil
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			body = string(b)
-			return resp.StatusCode == http.StatusOK && strings.Contains(body, "ceph_health_status"), nil
+		err := wait.PollUntilContextTimeout(ctx, time.Second, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			var err error
+			body, err = env.Metrics(ctx, ns, port)
+			return err == nil && strings.Contains(body, "ceph_health_status"), nil
 		})
 		if err != nil {
-			t.Errorf("metrics of mgr %s through the Service's endpoint (port %d): no ceph_health_status: %.200s", step.active, port, body)
+			t.Errorf("metrics of mgr %s through the Service (endpoint port %d): no ceph_health_status: %.200s", step.active, port, body)
 		}
 	}
 

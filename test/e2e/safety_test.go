@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestDuplicateMgrIDAndScaleRefused(t *testing.T) {
 
 // TestTightenedPolicyLeavesMgrsWritable: the webhook restarted with a policy
 // that no longer admits the running mgr's release (minimum Ceph 17 for a v16
-// mgr) refuses that mgr as new, yet the existing one can still be labelled,
+// mgr, one release above the mgr's) refuses that mgr as new, yet the existing one can still be labelled,
 // annotated and edited where the edit makes nothing worse, and the controller
 // still writes its status; an image change to another old release is refused.
 func TestTightenedPolicyLeavesMgrsWritable(t *testing.T) {
@@ -70,7 +71,8 @@ func TestTightenedPolicyLeavesMgrsWritable(t *testing.T) {
 	apply(t, env.manifest(t, ns, "a", nil))
 	waitReady(t, ns, name)
 
-	if err := env.SetPolicy(ctx, "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [prometheus]\nimages:\n  minimumCephVersion: 17.0.0\n"); err != nil {
+	minimum := fmt.Sprintf("%d.0.0", env.mgrMajor(t)+1)
+	if err := env.SetPolicy(ctx, "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [prometheus]\nimages:\n  minimumCephVersion: "+minimum+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -78,8 +80,8 @@ func TestTightenedPolicyLeavesMgrsWritable(t *testing.T) {
 			t.Errorf("restoring the webhook's policy: %v", err)
 		}
 	})
-	if out, err := env.kubectl(t, env.manifest(t, ns, "c", nil), "apply", "--dry-run=server", "-f", "-"); err == nil || !strings.Contains(out, "older than the policy's minimum 17.0.0") {
-		t.Fatalf("a new v16 mgr under a minimum of 17: %v\n%s", err, out)
+	if out, err := env.kubectl(t, env.manifest(t, ns, "c", nil), "apply", "--dry-run=server", "-f", "-"); err == nil || !strings.Contains(out, "older than the policy's minimum "+minimum) {
+		t.Fatalf("a new %s mgr under a minimum of %s: %v\n%s", env.mgrImage(), minimum, err, out)
 	}
 
 	for what, args := range map[string][]string{

@@ -97,7 +97,8 @@ func TestMonScript(t *testing.T) {
 	}
 }
 
-// TestCephNamespace runs `hack/e2e-kind.sh ceph <ns>` against a real API
+// TestCephNamespace runs `hack/e2e-remote.sh ceph <ns>` (each Ceph namespace
+// of make e2e-kind and make e2e-node) against a real API
 // server with the shipped webhooks: the namespace holds Rook's objects, the
 // mon's address is its Service's, and a minimal mgr there is admitted and
 // completed with the cluster's fsid.
@@ -120,18 +121,18 @@ func TestCephNamespace(t *testing.T) {
 	const ns = "ceph-kind"
 	script := func() string {
 		t.Helper()
-		cmd := exec.Command(filepath.Join(root, "hack", "e2e-kind.sh"), "ceph", ns)
+		cmd := exec.Command(filepath.Join(root, "hack", "e2e-remote.sh"), "ceph", ns)
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+api.Kubeconfig, "PATH="+filepath.Dir(api.Kubectl)+":"+os.Getenv("PATH"))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("hack/e2e-kind.sh ceph %s: %v\n%s", ns, err, out)
+			t.Fatalf("hack/e2e-remote.sh ceph %s: %v\n%s", ns, err, out)
 		}
 		return string(out)
 	}
 	script()
 	// A rerun on the same cluster keeps it as it is.
 	if out := script(); !strings.Contains(out, "already a Ceph cluster") {
-		t.Errorf("second hack/e2e-kind.sh ceph %s: %s", ns, out)
+		t.Errorf("second hack/e2e-remote.sh ceph %s: %s", ns, out)
 	}
 
 	svc, mon, cfg, kr := &corev1.Service{}, &corev1.Secret{}, &corev1.Secret{}, &corev1.Secret{}

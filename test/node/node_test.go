@@ -36,22 +36,23 @@ func TestRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{})
+	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{RealNodes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(api.Stop)
-	work, err := testenv.StartWorkloads(ctx, api)
+	work, err := testenv.StartWorkloadsWith(ctx, api, testenv.WorkloadsOptions{RealNodes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(work.Stop)
 
 	nodeDir := filepath.Join(t.TempDir(), "node")
-	node := func(args ...string) string {
+	node := func(t *testing.T, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(root, "hack", "node.sh"), args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+api.Kubeconfig, "NODE_DIR="+nodeDir, "NODE_NAME=real-node")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+api.Kubeconfig, "NODE_DIR="+nodeDir, "NODE_NAME=real-node",
+			"KUBELET_CLIENT_CA="+filepath.Join(api.CertDir, testenv.KubeletClientCAFile))
 		out, err := cmd.Output()
 		if err != nil {
 			stderr := ""
@@ -67,11 +68,11 @@ func TestRealNode(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	name := node("up")
+	name := node(t, "up")
 	downed := false
 	t.Cleanup(func() {
 		if !downed {
-			node("down")
+			node(t, "down")
 		}
 	})
 	if name != "real-node" {
@@ -84,13 +85,16 @@ func TestRealNode(t *testing.T) {
 	cephImage := strings.TrimSpace(string(image))
 
 	ns := "node-test"
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}},
-	} {
-		if err := api.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
+	if err := api.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	// The ServiceAccount controller gives the namespace its default account,
+	// which every pod there needs.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return api.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{}) == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("ServiceAccount %s/default never made: %v", ns, err)
 	}
 	// Ceph's own CLI from the image made of Debian's packages, in a pod the
 	// real kubelet runs (its sandbox is our pause image).
@@ -167,7 +171,28 @@ func TestRealNode(t *testing.T) {
 	}
 	t.Logf("Service web reached on its ClusterIP %s from a pod (kube-proxy, nftables)", svc.Spec.ClusterIP)
 
-	node("down")
+	// The e2e suite's remote mode, by the steps hack/e2e-kind.sh takes after
+	// kind has made its cluster and loaded the images: the release manifests
+	// (self-signed: no cert-manager image can be had here), three Ceph
+	// clusters with their mons in pods, the suite with the tests that need
+	// real pods (build tag node).
+	t.Run("the e2e suite on the real node", func(t *testing.T) {
+		node(t, "load", "e2e")
+		cmd := exec.Command(filepath.Join(root, "hack", "e2e-remote.sh"))
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+api.Kubeconfig, "KUBECTL="+api.Kubectl, "E2E_IMAGE_TAG=e2e",
+			"CERT_MODE=self-signed", "E2E_CEPH_IMAGE="+cephImage, "E2E_GO_TEST_FLAGS=-tags=node")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("hack/e2e-remote.sh on the real node: %v (its output above)", err)
+			for _, c := range [][]string{{"get", "pods", "-A", "-o", "wide"}, {"get", "events", "-A", "--sort-by=.lastTimestamp"}} {
+				out, _ := exec.Command(api.Kubectl, append([]string{"--kubeconfig", api.Kubeconfig}, c...)...).CombinedOutput()
+				t.Logf("kubectl %s:\n%s", strings.Join(c, " "), tail(out, 6000))
+			}
+		}
+	})
+
+	node(t, "down")
 	downed = true
 	if b, err := os.ReadFile("/proc/mounts"); err != nil || strings.Contains(string(b), nodeDir) {
 		t.Errorf("mounts under %s left after hack/node.sh down: %v", nodeDir, err)
