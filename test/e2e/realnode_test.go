@@ -192,6 +192,8 @@ func startAdmissionLoad(t *testing.T, ns string) *admissionLoad {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &admissionLoad{stop: cancel}
+	// A check that gives up early stops the workers too.
+	t.Cleanup(func() { cancel(); l.done.Wait() })
 	for w := 0; w < 4; w++ {
 		l.done.Add(1)
 		go func() {
