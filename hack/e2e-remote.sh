@@ -112,10 +112,12 @@ kubectl -n mgr-webhook-system rollout status deploy/mgr-webhook --timeout=5m
 kubectl -n mgr-webhook-system rollout status deploy/mgr-bootstrap --timeout=5m
 # A rollout is complete while the old replicas still drain, answering with the
 # old policy: the suite starts once they are gone.
+draining() { kubectl -n mgr-webhook-system get pods -l app.kubernetes.io/name=mgr-webhook -o jsonpath='{.items[*].metadata.deletionTimestamp}'; }
 for _ in $(seq 300); do
-  [ -z "$(kubectl -n mgr-webhook-system get pods -l app.kubernetes.io/name=mgr-webhook -o jsonpath='{.items[*].metadata.deletionTimestamp}')" ] && break
+  [ -z "$(draining)" ] && break
   sleep 1
 done
+[ -z "$(draining)" ] || { log "old webhook replicas still terminating after 5m"; exit 1; }
 
 if [ -z "${E2E_CEPH_NAMESPACES:-}" ]; then
   for ns in ceph-west ceph-east ceph-teardown; do ceph_cluster "$ns"; done
