@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -156,10 +155,15 @@ func (b *scope) retry(ctx context.Context, step func(context.Context) error) err
 	return err
 }
 
-// lockCluster serializes the module runs of namespace ns.
-func (r *Reconciler) lockCluster(ns string) func() {
-	v, _ := r.clusterLocks.LoadOrStore(ns, &sync.Mutex{})
-	mu := v.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
+// lockCluster serializes the module runs of namespace ns. It gives up when
+// ctx ends: a worker never waits out another mgr's module retries.
+func (r *Reconciler) lockCluster(ctx context.Context, ns string) (unlock func(), err error) {
+	v, _ := r.clusterLocks.LoadOrStore(ns, make(chan struct{}, 1))
+	held := v.(chan struct{})
+	select {
+	case held <- struct{}{}:
+		return func() { <-held }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

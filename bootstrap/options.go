@@ -23,6 +23,8 @@ type Ceph interface {
 	MgrMetadata(ctx context.Context, conn ceph.Conn, id string) (ceph.MgrMetadata, error)
 	// Run runs one planned command (module enables, options, dashboard).
 	Run(ctx context.Context, conn ceph.Conn, c ceph.Command) ([]byte, error)
+	// Forget drops what is kept for a cluster (a connection) once its last mgr went.
+	Forget(cluster string)
 }
 
 var _ Ceph = &ceph.Runner{}
@@ -54,6 +56,9 @@ type Options struct {
 	// RoleInterval is how often each cluster with two or more mgrs is asked
 	// which one is active (`ceph mgr stat`), to label the pods mgr_role.
 	RoleInterval time.Duration
+	// RoleWorkers bounds the clusters asked at once; one whose mon does not
+	// answer holds a worker for the read's timeout, never the others' turn.
+	RoleWorkers int
 	// AdoptExistingKeys are the namespaces ("*": all) where the controller
 	// takes over a mgr.<id> key that existed before it made one: re-caps it,
 	// uses it, and removes it with the Deployment (the policy's
@@ -76,6 +81,7 @@ func DefaultOptions() Options {
 		WaitForMgr:          5 * time.Second,
 		CephRetryMax:        10 * time.Second,
 		RoleInterval:        5 * time.Second,
+		RoleWorkers:         16,
 		Namespace:           "mgr-webhook-system",
 	}
 }

@@ -49,7 +49,9 @@ type Reconciler struct {
 	// its Ceph cluster unreachable.
 	unreachable sync.Map // types.NamespacedName -> int
 	// clusterLocks serialize the module runs of a namespace's mgrs.
-	clusterLocks sync.Map // namespace -> *sync.Mutex
+	clusterLocks sync.Map // namespace -> chan struct{} (a lock that gives up with the context)
+	// health holds each cluster's breaker (health.go).
+	health healthBook
 	// seal proves which statuses the controller wrote; lastGood is, per
 	// Deployment, the status it last wrote or verified (seal.go).
 	seal     *sealer
@@ -198,7 +200,15 @@ func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *S
 	}
 	// The modules are the cluster's: one mgr of a namespace reads the mgr
 	// map and runs its plan at a time, so two never turn a module on or off twice.
-	unlock := r.lockCluster(d.Namespace)
+	// Waiting is bounded: while another mgr's plan runs (its retries may take
+	// ModuleTimeout), this one comes back later and frees its worker.
+	lockCtx, cancel := context.WithTimeout(ctx, time.Second)
+	unlock, err := r.lockCluster(lockCtx, d.Namespace)
+	cancel()
+	if err != nil {
+		logf.FromContext(ctx).V(1).Info("another mgr of the cluster is running the module plan; looking again shortly")
+		return ctrl.Result{RequeueAfter: max(r.RetryInterval, time.Second)}, nil
+	}
 	defer unlock()
 	mgrMap, err := r.Ceph.MgrDump(ctx, conn)
 	if err != nil {

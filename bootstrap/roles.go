@@ -6,6 +6,7 @@ package bootstrap
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
@@ -73,26 +75,95 @@ func clusterMgrs(ds []appsv1.Deployment) map[string][]string {
 	return out
 }
 
+// probeState is the role watcher's schedule for one cluster.
+type probeState struct {
+	inFlight bool
+	next     time.Time // not asked again before this
+	failures int       // reads in a row that failed
+	conn     *ceph.Conn
+	connAt   time.Time
+}
+
+// planProbes decides which of the clusters that need their mgr map read
+// (ask) are due now, and which clusters the watcher should forget (no longer
+// asked, and not being read). A cluster being read is never asked twice at
+// once, so a mon that does not answer costs one worker, never a queue of
+// them. slack absorbs the ticker's jitter.
+func planProbes(now time.Time, slack time.Duration, ask map[string]bool, states map[string]probeState) (due, gone []string) {
+	for ns := range ask {
+		st := states[ns]
+		if !st.inFlight && !now.Before(st.next.Add(-slack)) {
+			due = append(due, ns)
+		}
+	}
+	for ns, st := range states {
+		if !ask[ns] && !st.inFlight {
+			gone = append(gone, ns)
+		}
+	}
+	slices.Sort(due)
+	slices.Sort(gone)
+	return due, gone
+}
+
+// after is the schedule once a read that began at start ended in err: the
+// next read one interval on, or, while reads fail, interval doubling per
+// failure up to retryMax (at least interval).
+func (s probeState) after(start time.Time, err error, interval, retryMax time.Duration) probeState {
+	s.inFlight = false
+	if err == nil {
+		s.failures = 0
+		s.next = start.Add(interval)
+		return s
+	}
+	s.failures++
+	s.next = start.Add(min(interval<<min(s.failures-1, 16), max(interval, retryMax)))
+	return s
+}
+
+// connTTL is how long the watcher reuses a cluster's mon_host and admin key
+// before reading the two Secrets again (and at once after a failed read): a
+// pass over a fleet must not cost two Secret reads per cluster.
+const connTTL = time.Minute
+
 // RoleWatcher labels each cluster's mgr pods mgr_role=active|standby, which
-// the cluster's Services select. It runs on the leader only: every
-// RoleInterval it reads each cluster's mgr map with one `ceph mgr stat` — a
-// cluster with a single mgr needs none, its mgr is the active one — and
-// patches the pods whose label differs. At rest it costs those reads and no
-// write.
+// the cluster's Services select. It runs on the leader only. Every
+// RoleInterval it reads the mgr map of each cluster with two or more mgrs
+// (`mgr stat`, over a kept connection: ceph.Monitor) — a cluster with a
+// single mgr needs none, its mgr is the active one — and patches the pods
+// whose label differs. The clusters are read in parallel, at most RoleWorkers
+// at once, each on its own schedule: one that does not answer is asked again
+// with backoff, and holds no other back. Its reads are also the cheap probe
+// that closes a cluster's breaker (health.go) once it answers again, so
+// the watcher also probes single-mgr clusters while their breaker is open.
 type RoleWatcher struct {
-	r *Reconciler
+	r    *Reconciler
+	ceph Ceph // unguarded: the probe is what tries an open breaker
+
+	mu     sync.Mutex
+	states map[string]probeState
+	sem    chan struct{}
 }
 
 // NeedLeaderElection: one replica labels.
 func (w *RoleWatcher) NeedLeaderElection() bool { return true }
 
+func (w *RoleWatcher) interval() time.Duration {
+	if w.r.RoleInterval > 0 {
+		return w.r.RoleInterval
+	}
+	return DefaultOptions().RoleInterval
+}
+
 // Start runs until ctx ends.
 func (w *RoleWatcher) Start(ctx context.Context) error {
-	interval := w.r.RoleInterval
-	if interval <= 0 {
-		interval = 5 * time.Second
+	workers := w.r.RoleWorkers
+	if workers <= 0 {
+		workers = DefaultOptions().RoleWorkers
 	}
-	t := time.NewTicker(interval)
+	w.sem = make(chan struct{}, workers)
+	w.states = map[string]probeState{}
+	t := time.NewTicker(w.interval())
 	defer t.Stop()
 	for {
 		w.pass(ctx)
@@ -104,7 +175,7 @@ func (w *RoleWatcher) Start(ctx context.Context) error {
 	}
 }
 
-// pass labels every cluster once.
+// pass labels the single-mgr clusters and starts the reads that are due.
 func (w *RoleWatcher) pass(ctx context.Context) {
 	log := logf.FromContext(ctx).WithName("mgr-role")
 	ds := &appsv1.DeploymentList{}
@@ -112,47 +183,111 @@ func (w *RoleWatcher) pass(ctx context.Context) {
 		log.Error(err, "listing mgr Deployments")
 		return
 	}
-	for ns, ids := range clusterMgrs(ds.Items) {
-		active, err := w.active(ctx, ns, ids)
-		if err != nil {
-			log.V(1).Info("mgr map not read; labels left as they are", "namespace", ns, "error", err.Error())
+	clusters := clusterMgrs(ds.Items)
+	ask := map[string]bool{}
+	for ns, ids := range clusters {
+		if len(ids) == 1 && !w.r.health.failing(ns) {
+			w.label(ctx, ns, ids, ids[0], ds.Items)
 			continue
 		}
-		pods := &corev1.PodList{}
-		if err := w.r.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
-			log.Error(err, "listing mgr pods", "namespace", ns)
-			continue
+		ask[ns] = true
+	}
+	now := time.Now()
+	w.mu.Lock()
+	due, gone := planProbes(now, w.interval()/10, ask, w.states)
+	for _, ns := range gone {
+		delete(w.states, ns)
+	}
+	for _, ns := range due {
+		st := w.states[ns]
+		st.inFlight = true
+		w.states[ns] = st
+	}
+	w.mu.Unlock()
+	for _, ns := range gone {
+		w.ceph.Forget(ns)
+		if _, still := clusters[ns]; !still {
+			w.r.health.forget(ns)
 		}
-		byName := map[string]*corev1.Pod{}
-		for i := range pods.Items {
-			byName[pods.Items[i].Name] = &pods.Items[i]
-		}
-		for _, c := range planRoles(active, ids, pods.Items) {
-			if err := w.label(ctx, byName[c.Pod], c, ds.Items); err != nil {
-				log.Error(err, "labelling mgr pod", "namespace", ns, "pod", c.Pod)
-			}
-		}
+	}
+	for _, ns := range due {
+		go w.probe(ctx, ns, clusters[ns], ds.Items)
 	}
 }
 
-// active is the cluster's active mgr: its only one, or the mgr map's.
-func (w *RoleWatcher) active(ctx context.Context, ns string, ids []string) (string, error) {
-	if len(ids) == 1 {
-		return ids[0], nil
+// probe reads cluster ns's mgr map, records the outcome in its breaker and
+// its schedule, and labels its pods.
+func (w *RoleWatcher) probe(ctx context.Context, ns string, ids []string, ds []appsv1.Deployment) {
+	log := logf.FromContext(ctx).WithName("mgr-role").WithValues("namespace", ns)
+	select {
+	case w.sem <- struct{}{}:
+		defer func() { <-w.sem }()
+	case <-ctx.Done():
+		return
 	}
-	conn, err := w.r.clusterConn(ctx, ns)
+	start := time.Now()
+	w.mu.Lock()
+	st := w.states[ns]
+	w.mu.Unlock()
+	active, err := w.active(ctx, ns, ids, &st)
+	w.mu.Lock()
+	w.states[ns] = st.after(start, err, w.interval(), w.r.cephRetryMax())
+	w.mu.Unlock()
+	if err != nil {
+		log.V(1).Info("mgr map not read; labels left as they are", "error", err.Error())
+		return
+	}
+	w.label(ctx, ns, ids, active, ds)
+}
+
+// active is the active mgr in cluster ns's mgr map ("" while none is).
+func (w *RoleWatcher) active(ctx context.Context, ns string, ids []string, st *probeState) (string, error) {
+	if st.conn == nil || st.failures > 0 || time.Since(st.connAt) > connTTL {
+		conn, err := w.r.clusterConn(ctx, ns)
+		if err != nil {
+			st.conn = nil
+			return "", err
+		}
+		st.conn, st.connAt = &conn, time.Now()
+	}
+	stat, err := w.ceph.MgrStat(ctx, *st.conn)
+	w.r.health.record(ns, time.Now(), err)
 	if err != nil {
 		return "", err
 	}
-	st, err := w.r.Ceph.MgrStat(ctx, conn)
-	if err != nil || !st.Available {
-		return "", err
+	if len(ids) == 1 {
+		return ids[0], nil // the probe of an open breaker: its only mgr is the active one
 	}
-	return st.ActiveName, nil
+	if !stat.Available {
+		return "", nil
+	}
+	return stat.ActiveName, nil
 }
 
-// label patches one pod (from the cache's list) to its role.
-func (w *RoleWatcher) label(ctx context.Context, p *corev1.Pod, c roleChange, ds []appsv1.Deployment) error {
+// label sets the mgr_role label of cluster ns's pods from its active mgr.
+func (w *RoleWatcher) label(ctx context.Context, ns string, ids []string, active string, ds []appsv1.Deployment) {
+	if active == "" {
+		return
+	}
+	log := logf.FromContext(ctx).WithName("mgr-role")
+	pods := &corev1.PodList{}
+	if err := w.r.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		log.Error(err, "listing mgr pods", "namespace", ns)
+		return
+	}
+	byName := map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		byName[pods.Items[i].Name] = &pods.Items[i]
+	}
+	for _, c := range planRoles(active, ids, pods.Items) {
+		if err := w.patch(ctx, byName[c.Pod], c, ds); err != nil {
+			log.Error(err, "labelling mgr pod", "namespace", ns, "pod", c.Pod)
+		}
+	}
+}
+
+// patch sets one pod (from the cache's list) to its role.
+func (w *RoleWatcher) patch(ctx context.Context, p *corev1.Pod, c roleChange, ds []appsv1.Deployment) error {
 	ns := p.Namespace
 	patch := client.MergeFrom(p.DeepCopy())
 	if p.Labels == nil {

@@ -95,18 +95,18 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Ceph:      cephClient,
 		Recorder:  mgr.GetEventRecorder("mgr-bootstrap"),
 		Options:   o,
 		seal:      &sealer{},
 	}
+	r.Ceph = guarded{Ceph: cephClient, book: &r.health}
 	if err := r.SetupWithManager(mgr, maxConcurrent); err != nil {
 		return err
 	}
 	if err := mgr.Add(&statusKeyLoader{client: mgr.GetClient(), reader: mgr.GetAPIReader(), namespace: o.Namespace, s: r.seal}); err != nil {
 		return err
 	}
-	if err := mgr.Add(&RoleWatcher{r: r}); err != nil {
+	if err := mgr.Add(&RoleWatcher{r: r, ceph: cephClient}); err != nil {
 		return err
 	}
 	mgrPhases.watch(mgr.GetCache(), mgr.Elected())

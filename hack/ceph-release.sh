@@ -100,4 +100,13 @@ EOF
   chmod +x "$bin/$t.tmp"
   mv "$bin/$t.tmp" "$bin/$t"
 done
+# The controller's mgr map reader runs on the CLI's own Python and rados
+# binding (ceph.PythonOf looks for this beside a ceph that is a wrapper).
+cat > "$bin/ceph-python3.tmp" <<EOF
+#!/bin/sh
+# python3 of Debian $suite's Ceph, with its rados binding (hack/ceph-release.sh).
+exec bwrap --bind '$root' / --dev /dev --proc /proc --bind /tmp /tmp --die-with-parent -- /usr/bin/python3 "\$@"
+EOF
+chmod +x "$bin/ceph-python3.tmp"
+mv "$bin/ceph-python3.tmp" "$bin/ceph-python3"
 echo "$bin"

@@ -49,6 +49,8 @@ type Runner struct {
 	// Timeout bounds each whole call: --connect-timeout does not bound a
 	// command a stuck or restarting mgr never answers.
 	Timeout time.Duration
+	// Monitor, when set, answers `mgr stat` over connections it keeps open.
+	Monitor *Monitor
 }
 
 // Error is a failed ceph call.

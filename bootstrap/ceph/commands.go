@@ -6,6 +6,7 @@ package ceph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 )
 
@@ -83,6 +84,13 @@ func (m MgrMap) Knows(id string) bool {
 	return false
 }
 
+// Forget drops what the runner keeps for cluster (the Monitor's connection).
+func (r *Runner) Forget(cluster string) {
+	if r.Monitor != nil {
+		r.Monitor.Forget(cluster)
+	}
+}
+
 // MgrDump reads the mgr map.
 func (r *Runner) MgrDump(ctx context.Context, conn Conn) (MgrMap, error) {
 	var m MgrMap
@@ -101,8 +109,15 @@ type MgrStat struct {
 	ActiveName string `json:"active_name"`
 }
 
-// MgrStat reads which mgr is active: the cheapest look at the mgr map.
+// MgrStat reads which mgr is active: the cheapest look at the mgr map, over
+// the Monitor's kept connection when there is one, else by the CLI.
 func (r *Runner) MgrStat(ctx context.Context, conn Conn) (MgrStat, error) {
+	if r.Monitor != nil {
+		st, err := r.Monitor.MgrStat(ctx, conn)
+		if !errors.Is(err, ErrNoMonitor) {
+			return st, err
+		}
+	}
 	var m MgrStat
 	out, err := r.Run(ctx, conn, Command{Name: "mgr stat", Kind: Read, Args: []string{"mgr", "stat"}})
 	if err == nil {

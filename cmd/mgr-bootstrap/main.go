@@ -40,6 +40,8 @@ func main() {
 		policyFile, adopt, choices   string
 		namespaces                   string
 		cephTimeout, connectTimeout  time.Duration
+		statTimeout                  time.Duration
+		cephPython                   string
 		leaseDuration, renewDeadline time.Duration
 		retryPeriod                  time.Duration
 		maxConcurrent                int
@@ -57,6 +59,9 @@ func main() {
 	flag.StringVar(&cephBinary, "ceph-binary", "ceph", "the ceph CLI")
 	flag.DurationVar(&cephTimeout, "ceph-timeout", 30*time.Second, "deadline of each ceph call (the CLI's connect timeout does not bound a stuck mgr)")
 	flag.DurationVar(&connectTimeout, "ceph-connect-timeout", 15*time.Second, "the ceph CLI's --connect-timeout")
+	flag.DurationVar(&statTimeout, "mgr-stat-timeout", 5*time.Second, "deadline of the role watcher's read of a cluster's mgr map (connection included)")
+	flag.StringVar(&cephPython, "ceph-python", "", "the Python interpreter with Ceph's rados binding that keeps one connection per cluster for the mgr map reads (default: the one --ceph-binary runs on)")
+	flag.IntVar(&o.RoleWorkers, "mgr-role-workers", o.RoleWorkers, "how many clusters' mgr maps are read at once")
 	flag.StringVar(&modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may choose others among --module-choices with annotation mgr.ceph.rook.io/modules)")
 	flag.StringVar(&choices, "module-choices", "", "modules a Deployment's annotation mgr.ceph.rook.io/modules may name, comma-separated; an annotation naming others, or any while this is empty, is ignored; the policy's moduleChoices when unset")
 	flag.StringVar(&policyFile, "policy", "", "the webhook's policy file; its modules, moduleChoices and adoptExistingKeys are the defaults of --modules, --module-choices and --adopt-existing-keys")
@@ -149,6 +154,15 @@ func main() {
 		fail(err)
 	}
 	runner := &ceph.Runner{Binary: cephBinary, Timeout: cephTimeout, ConnectTimeout: connectTimeout}
+	if cephPython == "" {
+		if cephPython, err = ceph.PythonOf(cephBinary); err != nil {
+			ctrl.Log.Error(err, "no interpreter for the mgr map reader: the role watcher will run the ceph CLI for every read, which costs about 0.35 s of CPU each; set --ceph-python")
+		}
+	}
+	if cephPython != "" {
+		runner.Monitor = &ceph.Monitor{Python: cephPython, Timeout: statTimeout}
+		defer runner.Monitor.Close()
+	}
 	if v, err := runner.CLIVersion(context.Background()); err != nil {
 		ctrl.Log.Error(err, "the ceph CLI does not answer --version: every ceph call will fail", "cephBinary", cephBinary)
 	} else {

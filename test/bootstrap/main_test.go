@@ -146,7 +146,13 @@ func run(m *testing.M) (int, error) {
 	// The modules the tests' mgrs choose by annotation; "alerts" is left out
 	// for TestModulesAnnotationSteersNoCephWrite.
 	opts.ModuleChoices = append(slices.Clone(contract.DefaultModules), "influxdb2")
-	if err := bootstrap.Setup(mgr, opts, &ceph.Runner{Binary: testenv.ControllerCeph(), ConnectTimeout: 2 * time.Second, Timeout: 20 * time.Second}, 4); err != nil {
+	python, err := ceph.PythonOf(testenv.ControllerCeph())
+	if err != nil {
+		return 1, err
+	}
+	runner := &ceph.Runner{Binary: testenv.ControllerCeph(), ConnectTimeout: 2 * time.Second, Timeout: 20 * time.Second,
+		Monitor: &ceph.Monitor{Python: python, Timeout: 2 * time.Second}}
+	if err := bootstrap.Setup(mgr, opts, runner, 4); err != nil {
 		return 1, err
 	}
 	go func() {
