@@ -187,5 +187,3 @@ func TestAdminKey(t *testing.T) {
 		}
 	}
 }
-
-
