@@ -56,7 +56,7 @@ func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id stri
 			// Retry on our own clock, never past the deadline.
 			return ctrl.Result{RequeueAfter: min(remaining, r.cephRetryMax())}, nil
 		}
-		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandon, "Delete",
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandoned, "Delete",
 			"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entity, r.FinalizerTimeout, err, entity)
 	}
 	return ctrl.Result{}, r.removeFinalizer(ctx, d)
@@ -70,7 +70,7 @@ func (r *Reconciler) letGoUnverified(ctx context.Context, d *appsv1.Deployment, 
 		return nil
 	}
 	entity := "mgr." + id
-	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandon, "Delete",
+	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandoned, "Delete",
 		"gave up removing cephx key %s after %s: the controller cannot load Secret %s to tell whether the key is its own (see its log); remove it by hand if nothing uses it: ceph auth rm %s",
 		entity, r.FinalizerTimeout, StatusKeySecretName, entity)
 	return r.removeFinalizer(ctx, d)

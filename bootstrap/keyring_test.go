@@ -138,7 +138,7 @@ func TestDeletionNotHeldByAMissingStatusKey(t *testing.T) {
 				t.Fatalf("released %v (finalizers %v, requeue %v), want %v", gone, got.Finalizers, res.RequeueAfter, tc.released)
 			}
 			if tc.released {
-				if e := <-rec.Events; !strings.Contains(e, ReasonKeyRemovalAbandon) || !strings.Contains(e, "ceph auth rm mgr.a") {
+				if e := <-rec.Events; !strings.Contains(e, ReasonKeyRemovalAbandoned) || !strings.Contains(e, "ceph auth rm mgr.a") {
 					t.Errorf("event %q", e)
 				}
 			} else if res.RequeueAfter == 0 {

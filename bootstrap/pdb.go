@@ -63,7 +63,7 @@ func (r *Reconciler) ensurePDB(ctx context.Context, d *appsv1.Deployment, ds []a
 		if err := r.Client.Delete(ctx, have, client.Preconditions{UID: &have.UID}); client.IgnoreNotFound(err) != nil {
 			return err
 		}
-		r.Recorder.Eventf(d, have, corev1.EventTypeNormal, ReasonPDB, "Delete", "PodDisruptionBudget %s removed: the cluster runs one mgr", PDBName)
+		r.Recorder.Eventf(d, have, corev1.EventTypeNormal, ReasonPodDisruptionBudget, "Delete", "PodDisruptionBudget %s removed: the cluster runs one mgr", PDBName)
 	case !exists:
 		if err := controllerutil.SetOwnerReference(d, want, r.Client.Scheme()); err != nil {
 			return err
@@ -72,7 +72,7 @@ func (r *Reconciler) ensurePDB(ctx context.Context, d *appsv1.Deployment, ds []a
 		if err := r.Client.Create(ctx, want); client.IgnoreAlreadyExists(err) != nil {
 			return err
 		}
-		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonPDB, "Create", "PodDisruptionBudget %s created: one of the cluster's mgrs may be disrupted at a time", PDBName)
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonPodDisruptionBudget, "Create", "PodDisruptionBudget %s created: one of the cluster's mgrs may be disrupted at a time", PDBName)
 	case !isOwner(have, d) || pdbDrifted(have, want):
 		// A strategic merge adds our owner reference by uid: the namespace's mgrs
 		// add theirs at once without conflicts (and without a lost update).

@@ -303,7 +303,7 @@ func (w *RoleWatcher) patch(ctx context.Context, p *corev1.Pod, c roleChange, ds
 	}
 	for i := range ds {
 		if ds[i].Namespace == ns && mutate.MgrID(&ds[i]) == c.ID {
-			w.r.Recorder.Eventf(&ds[i], p, corev1.EventTypeNormal, ReasonMgrRole, "Label",
+			w.r.Recorder.Eventf(&ds[i], p, corev1.EventTypeNormal, ReasonMgrRoleChanged, "Label",
 				"mgr %s is the active mgr: pod %s labelled %s=%s, the cluster's Services select it", c.ID, p.Name, contract.LabelMgrRole, c.Role)
 		}
 	}

@@ -129,7 +129,7 @@ func (r *Reconciler) record(ctx context.Context, d *appsv1.Deployment, st Status
 	switch {
 	case errors.Is(err, errClusterMissing):
 		st.Phase = PhaseError
-		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonClusterMissing, "Bootstrap", "%v", err)
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephClusterMissing, "Bootstrap", "%v", err)
 	case errors.Is(err, errNotOwned):
 		st.Phase = PhaseError
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonNotOwned, "Bootstrap", "%v", err)
@@ -138,7 +138,7 @@ func (r *Reconciler) record(ctx context.Context, d *appsv1.Deployment, st Status
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyNotOwned, "Bootstrap", "%v", err)
 	case errors.Is(err, errDashboardPassword):
 		st.Phase = PhaseError
-		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonDashboardPassword, "ConfigureDashboard", "%v", err)
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonDashboardPasswordInvalid, "ConfigureDashboard", "%v", err)
 	case ceph.IsUnavailable(err):
 		st.Phase = PhaseCephUnavailable
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Bootstrap", "Ceph cluster %s did not answer; retrying with backoff: %v", d.Namespace, err)

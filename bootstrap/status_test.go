@@ -127,9 +127,9 @@ func TestRecordWritesEveryOutcome(t *testing.T) {
 		wantReason string
 	}{
 		"success":          {nil, PhaseWaitingForPod, ""},
-		"cluster missing":  {fmt.Errorf("%w: namespace lacks Secret x", errClusterMissing), PhaseError, ReasonClusterMissing},
+		"cluster missing":  {fmt.Errorf("%w: namespace lacks Secret x", errClusterMissing), PhaseError, ReasonCephClusterMissing},
 		"not owned":        {fmt.Errorf("%w: Secret y", errNotOwned), PhaseError, ReasonNotOwned},
-		"dashboard secret": {fmt.Errorf("%w: no password", errDashboardPassword), PhaseError, ReasonDashboardPassword},
+		"dashboard secret": {fmt.Errorf("%w: no password", errDashboardPassword), PhaseError, ReasonDashboardPasswordInvalid},
 		"ceph unavailable": {&ceph.Error{Command: "mgr dump", Unavailable: true, Message: "timed out"}, PhaseCephUnavailable, ReasonCephUnavailable},
 		"anything else":    {errors.New("boom"), PhaseError, ReasonBootstrapFailed},
 	} {

@@ -43,7 +43,7 @@ func NewBound() *Bound {
 func (b *Bound) Wrap(name string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > MaxRequestBytes {
-			count(name, OutcomeErrored, ReasonTooLarge)
+			count(name, OutcomeErrored, DenialTooLarge)
 			http.Error(w, fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, MaxRequestBytes), http.StatusRequestEntityTooLarge)
 			return
 		}
@@ -55,7 +55,7 @@ func (b *Bound) Wrap(name string, h http.Handler) http.Handler {
 		case pool <- struct{}{}:
 			defer func() { <-pool }()
 		default:
-			count(name, OutcomeErrored, ReasonOverloaded)
+			count(name, OutcomeErrored, DenialOverloaded)
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "too many requests in flight", http.StatusTooManyRequests)
 			return

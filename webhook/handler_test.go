@@ -274,14 +274,14 @@ func TestOutcomesAreCounted(t *testing.T) {
 	// A namespace without its cluster objects is counted under its own reason.
 	elsewhere := decode(t, minimal)
 	elsewhere.Namespace = "not-a-cluster"
-	missing := testutil.ToFloat64(denials.WithLabelValues("mutate", ReasonClusterMissing))
+	missing := testutil.ToFloat64(denials.WithLabelValues("mutate", DenialClusterMissing))
 	req := request(admissionv1.Create, must(json.Marshal(elsewhere)), nil)
 	req.Namespace = "not-a-cluster"
 	if resp := newMutator(t, mutate.DefaultPolicy()).Handle(context.Background(), req); resp.Allowed {
 		t.Fatal("a mgr outside any cluster was admitted")
 	}
-	if got := testutil.ToFloat64(denials.WithLabelValues("mutate", ReasonClusterMissing)); got != missing+1 {
-		t.Errorf("%s denials %v, want %v", ReasonClusterMissing, got, missing+1)
+	if got := testutil.ToFloat64(denials.WithLabelValues("mutate", DenialClusterMissing)); got != missing+1 {
+		t.Errorf("%s denials %v, want %v", DenialClusterMissing, got, missing+1)
 	}
 }
 

@@ -25,14 +25,14 @@ const (
 
 // Denial reasons beside field paths.
 const (
-	ReasonClusterMissing = "cluster-objects-missing"
-	ReasonBadRequest     = "bad-request"
-	// ReasonOwnerUnverified: a CephCluster owner reference could not be
+	DenialClusterMissing = "cluster-objects-missing"
+	DenialBadRequest     = "bad-request"
+	// DenialOwnerUnverified: a CephCluster owner reference could not be
 	// checked against the API server (the request is refused, not trusted).
-	ReasonOwnerUnverified = "owner-unverified"
-	// ReasonTooLarge and ReasonOverloaded: refused by Bound before reading.
-	ReasonTooLarge   = "too-large"
-	ReasonOverloaded = "overloaded"
+	DenialOwnerUnverified = "owner-unverified"
+	// DenialTooLarge and DenialOverloaded: refused by Bound before reading.
+	DenialTooLarge   = "too-large"
+	DenialOverloaded = "overloaded"
 )
 
 var (
@@ -54,11 +54,11 @@ func init() {
 		for _, o := range []string{OutcomeAllowed, OutcomePatched, OutcomeSkipped, OutcomeDenied, OutcomeErrored} {
 			admissions.WithLabelValues(w, o)
 		}
-		denials.WithLabelValues(w, ReasonClusterMissing)
-		denials.WithLabelValues(w, ReasonBadRequest)
-		denials.WithLabelValues(w, ReasonOwnerUnverified)
-		denials.WithLabelValues(w, ReasonTooLarge)
-		denials.WithLabelValues(w, ReasonOverloaded)
+		denials.WithLabelValues(w, DenialClusterMissing)
+		denials.WithLabelValues(w, DenialBadRequest)
+		denials.WithLabelValues(w, DenialOwnerUnverified)
+		denials.WithLabelValues(w, DenialTooLarge)
+		denials.WithLabelValues(w, DenialOverloaded)
 	}
 }
 

@@ -106,7 +106,7 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 // which the request already states.
 func decodeDeployment(req admission.Request, raw []byte, webhook string) (*appsv1.Deployment, admission.Response, bool) {
 	if req.Kind.Group != appsv1.GroupName || req.Kind.Version != "v1" || req.Kind.Kind != "Deployment" {
-		count(webhook, OutcomeErrored, ReasonBadRequest)
+		count(webhook, OutcomeErrored, DenialBadRequest)
 		return nil, admission.Errored(http.StatusBadRequest, fmt.Errorf("this webhook admits apps/v1 Deployments only, got %s; fix the webhook configuration's rules", req.Kind)), false
 	}
 	d := &appsv1.Deployment{}
@@ -115,7 +115,7 @@ func decodeDeployment(req admission.Request, raw []byte, webhook string) (*appsv
 		err = fmt.Errorf("the object is %s %s, not an apps/v1 Deployment", d.APIVersion, d.Kind)
 	}
 	if err != nil {
-		count(webhook, OutcomeErrored, ReasonBadRequest)
+		count(webhook, OutcomeErrored, DenialBadRequest)
 		return nil, admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot decode the Deployment: %w", err)), false
 	}
 	return d, admission.Response{}, true
@@ -145,16 +145,16 @@ func denyCluster(ctx context.Context, webhook string, d *appsv1.Deployment, err 
 	fp := field.NewPath("metadata", "namespace")
 	var missing *MissingClusterObjectsError
 	if errors.As(err, &missing) {
-		return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.Invalid(fp, missing.Namespace, err.Error())}, []string{ReasonClusterMissing})
+		return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.Invalid(fp, missing.Namespace, err.Error())}, []string{DenialClusterMissing})
 	}
-	return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.InternalError(fp, err)}, []string{ReasonBadRequest})
+	return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.InternalError(fp, err)}, []string{DenialBadRequest})
 }
 
 // denyOwner refuses a Deployment whose CephCluster owner could not be
 // checked: a forged owner reference must not pass for Rook's.
 func denyOwner(ctx context.Context, webhook string, d *appsv1.Deployment, err error) admission.Response {
 	return respondDenied(ctx, webhook, deploymentGK, d.Name, field.ErrorList{field.InternalError(field.NewPath("metadata", "ownerReferences"),
-		fmt.Errorf("%w; retry, and check that the webhook may get cephclusters.ceph.rook.io", err))}, []string{ReasonOwnerUnverified})
+		fmt.Errorf("%w; retry, and check that the webhook may get cephclusters.ceph.rook.io", err))}, []string{DenialOwnerUnverified})
 }
 
 // deny refuses the request for policy errs, counted by their fields.

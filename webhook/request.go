@@ -25,6 +25,6 @@ func malformed(req admission.Request, webhook string) (admission.Response, bool)
 	default:
 		return admission.Response{}, false
 	}
-	count(webhook, OutcomeErrored, ReasonBadRequest)
+	count(webhook, OutcomeErrored, DenialBadRequest)
 	return admission.Errored(http.StatusBadRequest, err), true
 }

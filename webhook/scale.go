@@ -46,12 +46,12 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 		return admission.Allowed("")
 	}
 	if req.Kind.Group != autoscalingv1.GroupName || req.Kind.Kind != "Scale" {
-		count(scaleName, OutcomeErrored, ReasonBadRequest)
+		count(scaleName, OutcomeErrored, DenialBadRequest)
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("this webhook admits autoscaling Scale objects of deployments/scale only, got %s; fix the webhook configuration's rules", req.Kind))
 	}
 	sc := &autoscalingv1.Scale{}
 	if err := decodeObject(req.Object.Raw, sc); err != nil {
-		count(scaleName, OutcomeErrored, ReasonBadRequest)
+		count(scaleName, OutcomeErrored, DenialBadRequest)
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot decode the Scale: %w", err))
 	}
 	if sc.Spec.Replicas <= 1 {
@@ -72,7 +72,7 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 		// miss must not wave a mgr through, so ask the API server.
 		live, err := s.Live.Deployment(ctx, ns, name)
 		if err != nil {
-			count(scaleName, OutcomeErrored, ReasonBadRequest)
+			count(scaleName, OutcomeErrored, DenialBadRequest)
 			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("cannot read Deployment %s/%s to check its scale: %w; retry", ns, name, err))
 		}
 		meta, ok = live, live != nil
@@ -82,7 +82,7 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 	if isMgr {
 		var err error
 		if gov, err = governs(ctx, s.Live, s.Policy, ns, meta, true); err != nil {
-			count(scaleName, OutcomeDenied, ReasonOwnerUnverified)
+			count(scaleName, OutcomeDenied, DenialOwnerUnverified)
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 	}

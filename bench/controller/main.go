@@ -38,7 +38,21 @@ func main() {
 	n := flag.Int("n", 100, "mgr Deployments")
 	namespaces := flag.Int("namespaces", 10, "namespaces they spread over")
 	binDir := flag.String("bin-dir", "bin", "directory with mgr-bootstrap")
+	fleet := flag.Bool("fleet", false, "measure a fleet of clusters instead (-clusters, -dark, -real, -rest)")
+	var fo fleetOptions
+	flag.IntVar(&fo.clusters, "clusters", 100, "fleet: Ceph namespaces, two mgrs each")
+	flag.IntVar(&fo.dark, "dark", 10, "fleet: namespaces whose mon accepts and never answers")
+	flag.IntVar(&fo.real, "real", 3, "fleet: real Ceph clusters serving the others")
+	flag.DurationVar(&fo.rest, "rest", time.Minute, "fleet: how long the controller is measured at rest")
 	flag.Parse()
+	if *fleet {
+		fo.binDir = *binDir
+		if err := runFleet(fo); err != nil {
+			fmt.Fprintln(os.Stderr, "fleet bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*n, *namespaces, *binDir); err != nil {
 		fmt.Fprintln(os.Stderr, "controller bench:", err)
 		os.Exit(1)
@@ -289,6 +303,9 @@ func scrape(port int) (map[string]float64, error) {
 			}
 			if strings.Contains(name, `kind="write"`) {
 				out["writes"] += v
+			}
+			if strings.Contains(name, `result="unavailable"`) {
+				out["unavailable"] += v
 			}
 		case strings.HasPrefix(name, "mgr_bootstrap_ceph_call_duration_seconds_sum"):
 			out["seconds"] += v

@@ -98,7 +98,7 @@ func TestCephMonOutage(t *testing.T) {
 	if waited := time.Since(start); waited < finalizerTimeout-time.Second {
 		t.Errorf("released after %s, before the finalizer timeout %s", waited, finalizerTimeout)
 	}
-	if note := eventReasons(t, ns, d.Name)[bootstrap.ReasonKeyRemovalAbandon]; !strings.Contains(note, "ceph auth rm mgr.a") {
-		t.Errorf("no %s Event telling the user what to do: %q", bootstrap.ReasonKeyRemovalAbandon, note)
+	if note := eventReasons(t, ns, d.Name)[bootstrap.ReasonKeyRemovalAbandoned]; !strings.Contains(note, "ceph auth rm mgr.a") {
+		t.Errorf("no %s Event telling the user what to do: %q", bootstrap.ReasonKeyRemovalAbandoned, note)
 	}
 }

@@ -200,7 +200,7 @@ func TestDashboardPasswordSecretWithoutPassword(t *testing.T) {
 	if err := k8s.Patch(ctx, d, p); err != nil {
 		t.Fatal(err)
 	}
-	note := waitEvent(t, nsEast, name, bootstrap.ReasonDashboardPassword, 2*time.Minute)
+	note := waitEvent(t, nsEast, name, bootstrap.ReasonDashboardPasswordInvalid, 2*time.Minute)
 	if !strings.Contains(note, contract.DashboardPasswordSecretName) || !strings.Contains(note, `without key "password"`) {
 		t.Errorf("Event %q does not name the Secret and the missing key", note)
 	}
