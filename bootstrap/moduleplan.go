@@ -154,7 +154,7 @@ func planModules(in moduleInputs) modulePlan {
 	p.Backend = in.Prev.Backend
 	if in.Backend != "" && slices.Contains(p.Modules, "rook") && p.Backend != in.Backend {
 		words := []string{"orch", "set", "backend", in.Backend}
-		if !rel.AtLeast(ceph.Octopus) {
+		if !rel.AtLeast(contract.Octopus) {
 			words[0] = "orchestrator"
 		}
 		p.Steps = append(p.Steps, step{Retry: true, Cmd: ceph.Command{Name: strings.Join(words[:3], " "), Kind: ceph.Write, Args: words}})
@@ -167,7 +167,7 @@ func planModules(in moduleInputs) modulePlan {
 			Cmd:    ceph.Command{Name: "dashboard create-self-signed-cert", Kind: ceph.Write, Args: []string{"dashboard", "create-self-signed-cert"}},
 			Unless: &ceph.Command{Name: "config-key exists", Kind: ceph.Read, Args: []string{"config-key", "exists", "mgr/dashboard/crt"}},
 		})
-		if rel.AtLeast(ceph.Pacific) {
+		if rel.AtLeast(contract.Pacific) {
 			p.Steps = append(p.Steps, step{Retry: true, Password: true,
 				Cmd: ceph.Command{Name: "dashboard ac-user-set-password", Kind: ceph.Write,
 					Args: []string{"dashboard", "ac-user-set-password", contract.DashboardUser, "--force-password"}},
@@ -190,14 +190,14 @@ func planModules(in moduleInputs) modulePlan {
 func moduleFor(want string, rel ceph.Version) (name, why string) {
 	switch want {
 	case "orchestrator_cli":
-		if !rel.AtLeast(ceph.Nautilus) {
+		if !rel.AtLeast(contract.Nautilus) {
 			return "", "the orchestrator needs Ceph Nautilus (14) or later"
 		}
-		if rel.AtLeast(ceph.Octopus) {
+		if rel.AtLeast(contract.Octopus) {
 			return "orchestrator", "" // always on from Octopus
 		}
 	case "rook":
-		if !rel.AtLeast(ceph.Nautilus) {
+		if !rel.AtLeast(contract.Nautilus) {
 			return "", "the rook module needs Ceph Nautilus (14) or later"
 		}
 		if rel.Major == 20 && rel.Minor == 2 {
@@ -211,7 +211,7 @@ func moduleFor(want string, rel ceph.Version) (name, why string) {
 // mons take options of a module that has not loaded yet.
 func configSet(rel ceph.Version, id, option, value string) step {
 	args := []string{"config", "set", "mgr." + id, option, value}
-	if rel.AtLeast(ceph.Nautilus) {
+	if rel.AtLeast(contract.Nautilus) {
 		args = append(args, "--force")
 	}
 	return step{Cmd: ceph.Command{Name: "config set", Kind: ceph.Write, Args: args}}

@@ -204,7 +204,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 
 func (p *Policy) validate() field.ErrorList {
 	var errs field.ErrorList
-	if _, err := parseCephVersion(p.Images.MinimumCephVersion); err != nil {
+	if _, err := contract.ParseCephTag(p.Images.MinimumCephVersion); err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("images", "minimumCephVersion"), p.Images.MinimumCephVersion, err.Error()))
 	}
 	if _, err := parseImage(p.DefaultImage); err != nil {

@@ -45,46 +45,6 @@ func TestParsePolicy(t *testing.T) {
 	}
 }
 
-func TestParseCephVersion(t *testing.T) {
-	for tag, want := range map[string]cephVersion{
-		"v13.2.3-20190410": {13, 2, 3},
-		"v16.2.15":         {16, 2, 15},
-		"v17":              {17, 0, 0},
-		"18.2":             {18, 2, 0},
-	} {
-		got, err := parseCephVersion(tag)
-		if err != nil || got != want {
-			t.Errorf("parseCephVersion(%q) = %v, %v; want %v", tag, got, err, want)
-		}
-	}
-	for _, bad := range []string{"latest", "", "v1.2.3.4", "main-devel", "v-1"} {
-		if _, err := parseCephVersion(bad); err == nil {
-			t.Errorf("parseCephVersion(%q) accepted", bad)
-		}
-	}
-}
-
-// TestCephVersionOrder: the policy's minimum is inclusive, and each part of
-// the version decides only when the parts before it are equal.
-func TestCephVersionOrder(t *testing.T) {
-	for _, tc := range []struct {
-		a, b cephVersion
-		less bool
-	}{
-		{cephVersion{16, 2, 0}, cephVersion{16, 2, 0}, false},
-		{cephVersion{16, 1, 9}, cephVersion{16, 2, 0}, true},
-		{cephVersion{16, 2, 0}, cephVersion{16, 1, 9}, false},
-		{cephVersion{16, 2, 14}, cephVersion{16, 2, 15}, true},
-		{cephVersion{16, 2, 15}, cephVersion{16, 2, 14}, false},
-		{cephVersion{15, 9, 9}, cephVersion{16, 0, 0}, true},
-		{cephVersion{17, 0, 0}, cephVersion{16, 9, 9}, false},
-	} {
-		if got := tc.a.less(tc.b); got != tc.less {
-			t.Errorf("%v < %v = %v, want %v", tc.a, tc.b, got, tc.less)
-		}
-	}
-}
-
 func TestExempts(t *testing.T) {
 	p := DefaultPolicy()
 	p.Exemptions = []Exemption{{Namespace: "legacy", Names: []string{"rook-ceph-mgr-x"}}, {Namespace: "whole"}}

@@ -249,12 +249,12 @@ func validateImage(fp *field.Path, s string, p *Policy) field.ErrorList {
 	case img.Tag == "":
 		return field.ErrorList{field.Invalid(fp, s, "the image needs a tag naming its Ceph release (e.g. :v16.2.15, optionally with @digest)")}
 	}
-	v, err := parseCephVersion(img.Tag)
+	v, err := contract.ParseCephTag(img.Tag)
 	if err != nil {
 		return field.ErrorList{field.Invalid(fp, s, "cannot read the Ceph release from the tag: "+err.Error())}
 	}
-	minimum, _ := parseCephVersion(p.Images.MinimumCephVersion) // checked when the policy was parsed
-	if v.less(minimum) {
+	minimum, _ := contract.ParseCephTag(p.Images.MinimumCephVersion) // checked when the policy was parsed
+	if !v.AtLeast(minimum) {
 		return field.ErrorList{field.Invalid(fp, s, fmt.Sprintf("Ceph %s is older than the policy's minimum %s; use a newer release", v, minimum))}
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
 )
 
@@ -328,10 +329,10 @@ func TestModulesForRelease(t *testing.T) {
 		AlwaysOn:         map[string][]string{"nautilus": {"orchestrator_cli"}, "octopus": {"orchestrator"}},
 	}
 	for rel, want := range map[Version]string{
-		{14, 2, 22}: "always [orchestrator_cli] enabled [iostat] disabled [{orchestrator true } {rook false }]",
-		{15, 2, 17}: "always [orchestrator] enabled [iostat] disabled [{orchestrator_cli true } {rook false }]",
-		{22, 0, 0}:  "always [orchestrator] enabled [iostat] disabled [{orchestrator_cli true } {rook false }]",
-		{13, 2, 3}:  "always [] enabled [iostat] disabled [{orchestrator true } {orchestrator_cli true } {rook false }]",
+		{Major: 14, Minor: 2, Patch: 22}: "always [orchestrator_cli] enabled [iostat] disabled [{orchestrator true } {rook false }]",
+		{Major: 15, Minor: 2, Patch: 17}: "always [orchestrator] enabled [iostat] disabled [{orchestrator_cli true } {rook false }]",
+		{Major: 22, Minor: 0, Patch: 0}:  "always [orchestrator] enabled [iostat] disabled [{orchestrator_cli true } {rook false }]",
+		{Major: 13, Minor: 2, Patch: 3}:  "always [] enabled [iostat] disabled [{orchestrator true } {orchestrator_cli true } {rook false }]",
 	} {
 		got := m.Modules(rel)
 		if s := fmt.Sprintf("always %v enabled %v disabled %v", got.AlwaysOn, got.Enabled, got.Disabled); s != want {
@@ -445,7 +446,7 @@ func TestKeyOfANewerRelease(t *testing.T) {
 // ceph CLI is an error, not a zero version.
 func TestCLIVersion(t *testing.T) {
 	v, err := (&Runner{}).CLIVersion(context.Background())
-	if err != nil || !v.AtLeast(Pacific) {
+	if err != nil || !v.AtLeast(contract.Pacific) {
 		t.Errorf("the installed CLI: %v, %v; want Pacific or later", v, err)
 	}
 	if v, err := (&Runner{Binary: "/bin/false"}).CLIVersion(context.Background()); err == nil {

@@ -10,31 +10,12 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// Version is a Ceph release number: 13.2.3 is Mimic, 16.2.15 Pacific.
-type Version struct{ Major, Minor, Patch int }
-
-// Named releases the controller plans for.
-var (
-	Nautilus = Version{14, 0, 0}
-	Octopus  = Version{15, 0, 0}
-	Pacific  = Version{16, 2, 0}
-	Tentacle = Version{20, 0, 0}
-)
-
-// AtLeast reports v >= o.
-func (v Version) AtLeast(o Version) bool {
-	if v.Major != o.Major {
-		return v.Major > o.Major
-	}
-	if v.Minor != o.Minor {
-		return v.Minor > o.Minor
-	}
-	return v.Patch >= o.Patch
-}
-
-func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
+// Version is the project's one Ceph release type (contract.CephVersion).
+type Version = contract.CephVersion
 
 var banner = regexp.MustCompile(`ceph version (\d+)\.(\d+)\.(\d+)`)
 
@@ -49,7 +30,7 @@ func ParseVersion(s string) (Version, error) {
 	for i := range n {
 		n[i], _ = strconv.Atoi(m[i+1]) // \d+ always parses
 	}
-	return Version{n[0], n[1], n[2]}, nil
+	return Version{Major: n[0], Minor: n[1], Patch: n[2]}, nil
 }
 
 // CLIVersion is the release of the runner's ceph CLI (`ceph --version`,

@@ -1,0 +1,62 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package contract
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// CephVersion is a Ceph release number: 13.2.3 is Mimic, 16.2.15 Pacific.
+// The webhook reads it from an image tag, the controller from a daemon's
+// version banner; both judge it by the same facts below.
+type CephVersion struct{ Major, Minor, Patch int }
+
+// The releases whose facts the project plans by.
+var (
+	// Nautilus: `config set --force`, the orchestrator and rook modules.
+	Nautilus = CephVersion{14, 0, 0}
+	Octopus  = CephVersion{15, 0, 0}
+	// Pacific (16.2): the dashboard password on stdin (`-i`, `--force-password`).
+	Pacific = CephVersion{16, 2, 0}
+	// Tentacle: cephx keys of a new type, which older CLIs cannot read.
+	Tentacle = CephVersion{20, 0, 0}
+)
+
+// AtLeast reports v >= o.
+func (v CephVersion) AtLeast(o CephVersion) bool {
+	if v.Major != o.Major {
+		return v.Major > o.Major
+	}
+	if v.Minor != o.Minor {
+		return v.Minor > o.Minor
+	}
+	return v.Patch >= o.Patch
+}
+
+func (v CephVersion) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
+
+// ParseCephTag reads the release from an image tag such as "v16.2.15",
+// "v13.2.3-20190410" or "v17": an optional v, then up to three dot-separated
+// numbers, then an optional -suffix (the build date of Ceph's images).
+func ParseCephTag(tag string) (CephVersion, error) {
+	s := strings.TrimPrefix(tag, "v")
+	if i := strings.IndexByte(s, '-'); i >= 0 {
+		s = s[:i]
+	}
+	parts := strings.Split(s, ".")
+	if s == "" || len(parts) > 3 {
+		return CephVersion{}, fmt.Errorf("%q is not a Ceph release (want e.g. v16.2.15)", tag)
+	}
+	var nums [3]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return CephVersion{}, fmt.Errorf("%q is not a Ceph release (want e.g. v16.2.15)", tag)
+		}
+		nums[i] = n
+	}
+	return CephVersion{nums[0], nums[1], nums[2]}, nil
+}

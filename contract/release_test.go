@@ -1,0 +1,46 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package contract
+
+import "testing"
+
+func TestParseCephTag(t *testing.T) {
+	for tag, want := range map[string]CephVersion{
+		"v13.2.3-20190410": {13, 2, 3},
+		"v16.2.15":         {16, 2, 15},
+		"v17":              {17, 0, 0},
+		"18.2":             {18, 2, 0},
+	} {
+		got, err := ParseCephTag(tag)
+		if err != nil || got != want {
+			t.Errorf("ParseCephTag(%q) = %v, %v; want %v", tag, got, err, want)
+		}
+	}
+	for _, bad := range []string{"latest", "", "v1.2.3.4", "main-devel", "v-1"} {
+		if _, err := ParseCephTag(bad); err == nil {
+			t.Errorf("ParseCephTag(%q) accepted", bad)
+		}
+	}
+}
+
+// TestCephVersionOrder: a minimum is inclusive, and each part of the version
+// decides only when the parts before it are equal.
+func TestCephVersionOrder(t *testing.T) {
+	for _, tc := range []struct {
+		a, b    CephVersion
+		atLeast bool
+	}{
+		{CephVersion{16, 2, 0}, CephVersion{16, 2, 0}, true},
+		{CephVersion{16, 1, 9}, CephVersion{16, 2, 0}, false},
+		{CephVersion{16, 2, 0}, CephVersion{16, 1, 9}, true},
+		{CephVersion{16, 2, 14}, CephVersion{16, 2, 15}, false},
+		{CephVersion{16, 2, 15}, CephVersion{16, 2, 14}, true},
+		{CephVersion{15, 9, 9}, CephVersion{16, 0, 0}, false},
+		{CephVersion{17, 0, 0}, CephVersion{16, 9, 9}, true},
+	} {
+		if got := tc.a.AtLeast(tc.b); got != tc.atLeast {
+			t.Errorf("%v >= %v = %v, want %v", tc.a, tc.b, got, tc.atLeast)
+		}
+	}
+}
