@@ -82,7 +82,7 @@ func (r *Reconciler) cephRetryMax() time.Duration {
 	if r.CephRetryMax > 0 {
 		return r.CephRetryMax
 	}
-	return 10 * time.Second
+	return DefaultOptions().CephRetryMax
 }
 
 // Reconcile runs the bootstrap steps that are not done yet. A bootstrapped

@@ -40,6 +40,15 @@ type Conn struct {
 	AdminKeyring []byte
 }
 
+// The Runner's deadlines when none is set (mgr-bootstrap's flags default to them).
+const (
+	DefaultTimeout        = 30 * time.Second
+	DefaultConnectTimeout = 15 * time.Second
+	// DefaultStatTimeout bounds a Monitor read: it is read-only and asked of
+	// every cluster each pass, so a dark cluster must cost little.
+	DefaultStatTimeout = 5 * time.Second
+)
+
 // Runner runs ceph CLI commands.
 type Runner struct {
 	// Binary is the ceph CLI; "ceph" from PATH when empty.
@@ -216,10 +225,10 @@ func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) 
 	}
 	timeout, connect := r.Timeout, r.ConnectTimeout
 	if timeout <= 0 {
-		timeout = 30 * time.Second
+		timeout = DefaultTimeout
 	}
 	if connect <= 0 {
-		connect = 15 * time.Second
+		connect = DefaultConnectTimeout
 	}
 	// The child bounds itself too (rados_mon_op_timeout covers mon and mgr
 	// commands), so no ceph process outlives its call by much even if this

@@ -49,7 +49,7 @@ func init() { metrics.Registry.MustRegister(monitorStarts) }
 type Monitor struct {
 	// Python runs the helper: an interpreter that has the rados binding.
 	Python string
-	// Timeout bounds each read, the connection included (5 s when zero).
+	// Timeout bounds each read, the connection included (DefaultStatTimeout when zero).
 	Timeout time.Duration
 
 	mu      sync.Mutex
@@ -123,7 +123,7 @@ func (m *Monitor) timeout() time.Duration {
 	if m.Timeout > 0 {
 		return m.Timeout
 	}
-	return 5 * time.Second
+	return DefaultStatTimeout
 }
 
 // MgrStat reads cluster conn's mgr map summary, as `ceph mgr stat` does.

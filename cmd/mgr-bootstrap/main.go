@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -29,51 +28,57 @@ import (
 	"github.com/rook-mgr/mgr-webhook/version"
 )
 
+// options are mgr-bootstrap's flags: the controller's own (bootstrap.Options)
+// and how it runs.
+type options struct {
+	bootstrap.Options
+	leaderElect                  bool
+	leaderElectionNamespace      string
+	probeAddr                    string
+	metrics                      securemetrics.Flags
+	cephBinary, cephPython       string
+	modules, caps                string
+	policyFile, adopt, choices   string
+	namespaces                   string
+	cephTimeout, connectTimeout  time.Duration
+	statTimeout                  time.Duration
+	leaseDuration, renewDeadline time.Duration
+	retryPeriod                  time.Duration
+	maxConcurrent                int
+	// set are the flags given on the command line.
+	set map[string]bool
+}
+
 func main() {
-	o := bootstrap.DefaultOptions()
-	var (
-		leaderElect                  bool
-		leaderElectionNamespace      string
-		probeAddr                    string
-		metricsFlags                 securemetrics.Flags
-		cephBinary, modules, caps    string
-		policyFile, adopt, choices   string
-		namespaces                   string
-		cephTimeout, connectTimeout  time.Duration
-		statTimeout                  time.Duration
-		cephPython                   string
-		leaseDuration, renewDeadline time.Duration
-		retryPeriod                  time.Duration
-		maxConcurrent                int
-	)
+	o := options{Options: bootstrap.DefaultOptions(), set: map[string]bool{}}
 	// --kubeconfig is registered by controller-runtime (in-cluster config when unset).
-	flag.BoolVar(&leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
-	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (the pod's namespace in-cluster)")
+	flag.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader so that only one replica reconciles")
+	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (the pod's namespace in-cluster)")
 	// A standby takes over a killed leader after about the lease duration; a
 	// leader that cannot renew within the deadline (an API server outage) exits.
-	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits before taking over a leader that stopped renewing")
-	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading and exits")
-	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
-	metricsFlags.Register(flag.CommandLine)
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
-	flag.StringVar(&cephBinary, "ceph-binary", "ceph", "the ceph CLI")
-	flag.DurationVar(&cephTimeout, "ceph-timeout", 30*time.Second, "deadline of each ceph call (the CLI's connect timeout does not bound a stuck mgr)")
-	flag.DurationVar(&connectTimeout, "ceph-connect-timeout", 15*time.Second, "the ceph CLI's --connect-timeout")
-	flag.DurationVar(&statTimeout, "mgr-stat-timeout", 5*time.Second, "deadline of the role watcher's read of a cluster's mgr map (connection included)")
-	flag.StringVar(&cephPython, "ceph-python", "", "the Python interpreter with Ceph's rados binding that keeps one connection per cluster for the mgr map reads (default: the one --ceph-binary runs on)")
+	flag.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits before taking over a leader that stopped renewing")
+	flag.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it gives up leading and exits")
+	flag.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
+	o.metrics.Register(flag.CommandLine)
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	flag.StringVar(&o.cephBinary, "ceph-binary", "ceph", "the ceph CLI")
+	flag.DurationVar(&o.cephTimeout, "ceph-timeout", ceph.DefaultTimeout, "deadline of each ceph call (the CLI's connect timeout does not bound a stuck mgr)")
+	flag.DurationVar(&o.connectTimeout, "ceph-connect-timeout", ceph.DefaultConnectTimeout, "the ceph CLI's --connect-timeout")
+	flag.DurationVar(&o.statTimeout, "mgr-stat-timeout", ceph.DefaultStatTimeout, "deadline of the role watcher's read of a cluster's mgr map (connection included)")
+	flag.StringVar(&o.cephPython, "ceph-python", "", "the Python interpreter with Ceph's rados binding that keeps one connection per cluster for the mgr map reads (default: the one --ceph-binary runs on)")
 	flag.IntVar(&o.RoleWorkers, "mgr-role-workers", o.RoleWorkers, "how many clusters' mgr maps are read at once")
-	flag.StringVar(&modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may choose others among --module-choices with annotation mgr.ceph.rook.io/modules)")
-	flag.StringVar(&choices, "module-choices", "", "modules a Deployment's annotation mgr.ceph.rook.io/modules may name, comma-separated; an annotation naming others, or any while this is empty, is ignored; the policy's moduleChoices when unset")
-	flag.StringVar(&policyFile, "policy", "", "the webhook's policy file; its modules, moduleChoices and adoptExistingKeys are the defaults of --modules, --module-choices and --adopt-existing-keys")
-	flag.StringVar(&caps, "caps", "mgr-profile", `caps of a mgr's cephx key: "mgr-profile" (mon 'allow profile mgr', mds/osd 'allow *', Rook's) or "allow-all" (the seed's 'allow *')`)
+	flag.StringVar(&o.modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may choose others among --module-choices with annotation mgr.ceph.rook.io/modules)")
+	flag.StringVar(&o.choices, "module-choices", "", "modules a Deployment's annotation mgr.ceph.rook.io/modules may name, comma-separated; an annotation naming others, or any while this is empty, is ignored; the policy's moduleChoices when unset")
+	flag.StringVar(&o.policyFile, "policy", "", "the webhook's policy file; its modules, moduleChoices and adoptExistingKeys are the defaults of --modules, --module-choices and --adopt-existing-keys")
+	flag.StringVar(&o.caps, "caps", "mgr-profile", `caps of a mgr's cephx key: "mgr-profile" (mon 'allow profile mgr', mds/osd 'allow *', Rook's) or "allow-all" (the seed's 'allow *')`)
 	flag.StringVar(&o.OrchestratorBackend, "orchestrator-backend", o.OrchestratorBackend, "orchestrator backend set once its module is on; empty to skip")
 	flag.DurationVar(&o.ModuleTimeout, "module-timeout", o.ModuleTimeout, "how long one module step is retried while the mgr restarts")
 	flag.DurationVar(&o.FinalizerTimeout, "finalizer-timeout", o.FinalizerTimeout, "how long a deleted mgr waits for its cephx key to be removed before letting go")
 	flag.DurationVar(&o.CephRetryMax, "ceph-retry-max", o.CephRetryMax, "the longest wait between attempts while a Ceph cluster does not answer (from 1s, doubling)")
 	flag.DurationVar(&o.RoleInterval, "mgr-role-interval", o.RoleInterval, "how often each cluster with two or more mgrs is asked which mgr is active (`ceph mgr stat`), to label the pods mgr_role")
-	flag.IntVar(&maxConcurrent, "max-concurrent-reconciles", 8, "mgr Deployments reconciled at once")
-	flag.StringVar(&adopt, "adopt-existing-keys", "", `namespaces (comma-separated, "*" for all) where a mgr.<id> key that existed before the controller made one is adopted (re-capped, removed with the Deployment); the policy's adoptExistingKeys when unset`)
-	flag.StringVar(&namespaces, "namespaces", "", "the Ceph namespaces to reconcile, comma-separated (a namespaced install: the controller watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
+	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", 8, "mgr Deployments reconciled at once")
+	flag.StringVar(&o.adopt, "adopt-existing-keys", "", `namespaces (comma-separated, "*" for all) where a mgr.<id> key that existed before the controller made one is adopted (re-capped, removed with the Deployment); the policy's adoptExistingKeys when unset`)
+	flag.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to reconcile, comma-separated (a namespaced install: the controller watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
 	flag.StringVar(&o.Namespace, "namespace", "", "the controller's own namespace, where Secret "+bootstrap.StatusKeySecretName+" seals its status (default: the pod's namespace in-cluster, else --leader-election-namespace, else "+o.Namespace+")")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -89,82 +94,84 @@ func main() {
 	klog.SetLogger(ctrl.Log.WithName("klog"))
 	ctrl.Log.Info("mgr-bootstrap", "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
 	metrics.Registry.MustRegister(version.Collector("mgr-bootstrap"))
+	flag.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "mgr-bootstrap:", err)
+		os.Exit(1)
+	}
+}
 
-	switch caps {
+// run starts the controller and returns when it stops.
+func run(o options) error {
+	switch o.caps {
 	case "mgr-profile":
 		o.Caps = contract.DefaultCaps
 	case "allow-all":
 		o.Caps = contract.SeedCaps
 	default:
-		fail(fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, caps))
+		return fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, o.caps)
 	}
-	modulesSet, adoptSet, choicesSet := false, false, false
-	flag.Visit(func(f *flag.Flag) {
-		modulesSet = modulesSet || f.Name == "modules"
-		adoptSet = adoptSet || f.Name == "adopt-existing-keys"
-		choicesSet = choicesSet || f.Name == "module-choices"
-	})
-	if policyFile != "" {
-		data, err := os.ReadFile(policyFile)
+	if o.policyFile != "" {
+		data, err := os.ReadFile(o.policyFile)
 		if err != nil {
-			fail(err)
+			return err
 		}
 		p, err := mutate.ParsePolicy(data)
 		if err != nil {
-			fail(err)
+			return err
 		}
-		if !modulesSet {
-			modules = strings.Join(p.Modules, ",")
+		if !o.set["modules"] {
+			o.modules = strings.Join(p.Modules, ",")
 		}
-		if !adoptSet {
-			adopt = strings.Join(p.AdoptExistingKeys, ",")
+		if !o.set["adopt-existing-keys"] {
+			o.adopt = strings.Join(p.AdoptExistingKeys, ",")
 		}
-		if !choicesSet {
-			choices = strings.Join(p.ModuleChoices, ",")
+		if !o.set["module-choices"] {
+			o.choices = strings.Join(p.ModuleChoices, ",")
 		}
 	}
-	o.AdoptExistingKeys = splitList(adopt)
-	o.Modules = splitList(modules)
-	o.ModuleChoices = splitList(choices)
+	o.AdoptExistingKeys = splitList(o.adopt)
+	o.Modules = splitList(o.modules)
+	o.ModuleChoices = splitList(o.choices)
 
-	o.Namespace = ownNamespace(o.Namespace, leaderElectionNamespace)
+	o.Namespace = ownNamespace(o.Namespace, o.leaderElectionNamespace)
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
-		fail(err)
+		return err
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		fail(err)
+		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         bootstrap.CacheOptions(splitList(namespaces)...),
-		Metrics:                       metricsFlags.Options(),
-		HealthProbeBindAddress:        probeAddr,
-		LeaderElection:                leaderElect,
+		Cache:                         bootstrap.CacheOptions(splitList(o.namespaces)...),
+		Metrics:                       o.metrics.Options(),
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "mgr-bootstrap.mgr.ceph.rook.io",
-		LeaderElectionNamespace:       leaderElectionNamespace,
+		LeaderElectionNamespace:       o.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &leaseDuration,
-		RenewDeadline:                 &renewDeadline,
-		RetryPeriod:                   &retryPeriod,
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
 	})
 	if err != nil {
-		fail(err)
+		return err
 	}
-	runner := &ceph.Runner{Binary: cephBinary, Timeout: cephTimeout, ConnectTimeout: connectTimeout}
-	if cephPython == "" {
-		if cephPython, err = ceph.PythonOf(cephBinary); err != nil {
+	runner := &ceph.Runner{Binary: o.cephBinary, Timeout: o.cephTimeout, ConnectTimeout: o.connectTimeout}
+	if o.cephPython == "" {
+		if o.cephPython, err = ceph.PythonOf(o.cephBinary); err != nil {
 			ctrl.Log.Error(err, "no interpreter for the mgr map reader: the role watcher will run the ceph CLI for every read, which costs about 0.35 s of CPU each; set --ceph-python")
 		}
 	}
-	if cephPython != "" {
-		runner.Monitor = &ceph.Monitor{Python: cephPython, Timeout: statTimeout}
+	if o.cephPython != "" {
+		runner.Monitor = &ceph.Monitor{Python: o.cephPython, Timeout: o.statTimeout}
 		defer runner.Monitor.Close()
 	}
 	if v, err := runner.CLIVersion(context.Background()); err != nil {
-		ctrl.Log.Error(err, "the ceph CLI does not answer --version: every ceph call will fail", "cephBinary", cephBinary)
+		ctrl.Log.Error(err, "the ceph CLI does not answer --version: every ceph call will fail", "cephBinary", o.cephBinary)
 	} else {
 		ctrl.Log.Info("ceph CLI", "version", v.String(), "note", "clusters of a newer release than the CLI are not supported: their keys may be of a type it cannot read")
 	}
@@ -174,13 +181,11 @@ func main() {
 	} else if n > 0 {
 		ctrl.Log.Info("removed ceph credential dirs an earlier version left", "count", n)
 	}
-	if err := bootstrap.Setup(mgr, o, runner, maxConcurrent); err != nil {
-		fail(err)
+	if err := bootstrap.Setup(mgr, o.Options, runner, o.maxConcurrent); err != nil {
+		return err
 	}
-	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "moduleChoices", o.ModuleChoices, "leaderElect", leaderElect, "namespaces", splitList(namespaces))
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		fail(err)
-	}
+	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "moduleChoices", o.ModuleChoices, "leaderElect", o.leaderElect, "namespaces", splitList(o.namespaces))
+	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
 // splitList is a comma-separated flag's items, trimmed, empty ones dropped.
@@ -207,12 +212,4 @@ func ownNamespace(flagValue, leaderElection string) string {
 		return leaderElection
 	}
 	return bootstrap.DefaultOptions().Namespace
-}
-
-func fail(err error) {
-	if err == nil {
-		err = errors.New("unknown error")
-	}
-	fmt.Fprintln(os.Stderr, "mgr-bootstrap:", err)
-	os.Exit(1)
 }
