@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // finalize removes the cephx key of a deleted mgr, giving up after
@@ -97,7 +96,7 @@ func (r *Reconciler) keyUser(ctx context.Context, d *appsv1.Deployment, id strin
 		return "", err
 	}
 	for _, other := range list.Items {
-		if other.UID != d.UID && other.DeletionTimestamp == nil && mutate.IsMgr(&other) {
+		if other.UID != d.UID && other.DeletionTimestamp == nil && contract.IsMgr(&other) {
 			return "Deployment " + other.Name, nil
 		}
 	}
@@ -139,5 +138,5 @@ func notOwned(d *appsv1.Deployment, kind string, o metav1.Object) error {
 		owner = fmt.Sprintf("%s %s", ref.Kind, ref.Name)
 	}
 	return fmt.Errorf("%w: %s %s belongs to %s, not to Deployment %s; the controller neither adopts nor changes it: delete it if it is stale, or delete this Deployment if it duplicates mgr %q",
-		errNotOwned, kind, o.GetName(), owner, d.Name, mutate.MgrID(d))
+		errNotOwned, kind, o.GetName(), owner, d.Name, contract.MgrID(d))
 }

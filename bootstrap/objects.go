@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // keyringFile is the keyring the mgr reads, in Rook's format.
@@ -109,7 +108,7 @@ func serviceDrifted(have, want *corev1.Service) bool {
 // clusterModules is the cluster's wanted module set: the annotation the
 // namespace's managed mgrs carry (those without it follow it), or defaults
 // when none does. Only an annotation within the policy's choices counts
-// (mutate.ChosenModules): any other is the editor's wish, not the policy's,
+// (contract.ChosenModules): any other is the editor's wish, not the policy's,
 // and is ignored as if it were not there (notChosen says so on that
 // Deployment). Two different annotations are a conflict, reported and
 // not fought over: conflict names them, and nothing is planned until it is gone.
@@ -117,11 +116,11 @@ func clusterModules(ds []appsv1.Deployment, namespace string, defaults, choices 
 	sets := map[string][]string{} // the normalized set -> Deployments carrying it
 	for i := range ds {
 		d := &ds[i]
-		mods, ok := mutate.ModulesAnnotation(d.Annotations)
-		if !ok || d.Namespace != namespace || d.DeletionTimestamp != nil || !mutate.IsMgr(d) || mutate.LeftAlone(d) {
+		mods, ok := contract.ModulesAnnotation(d.Annotations)
+		if !ok || d.Namespace != namespace || d.DeletionTimestamp != nil || !contract.IsMgr(d) || contract.LeftAlone(d) {
 			continue
 		}
-		if _, chosen := mutate.ChosenModules(mods, choices); !chosen {
+		if _, chosen := contract.ChosenModules(mods, choices); !chosen {
 			continue
 		}
 		key := strings.Join(mods, ",")
@@ -165,11 +164,11 @@ func podReady(pods []corev1.Pod) bool {
 // notChosen is why d's modules annotation is ignored, "" when it is not:
 // an Event for the Deployment's editor, naming the fix.
 func notChosen(d *appsv1.Deployment, choices []string) string {
-	mods, ok := mutate.ModulesAnnotation(d.Annotations)
+	mods, ok := contract.ModulesAnnotation(d.Annotations)
 	if !ok {
 		return ""
 	}
-	outside, chosen := mutate.ChosenModules(mods, choices)
+	outside, chosen := contract.ChosenModules(mods, choices)
 	switch {
 	case chosen:
 		return ""

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // PhasePending is the phase label of a managed mgr without a status yet.
@@ -80,7 +79,7 @@ func countPhases(reader client.Reader) (map[Phase]int, error) {
 	counts := map[Phase]int{}
 	for i := range list.Items {
 		d := &list.Items[i]
-		if !mutate.Managed(d) {
+		if !contract.Managed(d) {
 			continue
 		}
 		s, err := StatusOf(d)

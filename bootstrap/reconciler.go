@@ -26,7 +26,6 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // Reconciler bootstraps mgr Deployments.
@@ -96,8 +95,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	id := mutate.MgrID(d)
-	if !mutate.IsMgr(d) || id == "" {
+	id := contract.MgrID(d)
+	if !contract.IsMgr(d) || id == "" {
 		return ctrl.Result{}, nil
 	}
 	log := logf.FromContext(ctx).WithValues("mgr", id)
@@ -108,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		log.V(1).Info("cache behind our last status write; looking again shortly", "cached", d.Generation, "written", g)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	if mutate.LeftAlone(d) {
+	if contract.LeftAlone(d) {
 		r.written.Delete(d.UID)
 		r.lastGood.Delete(d.UID)
 		return ctrl.Result{}, r.release(ctx, d)

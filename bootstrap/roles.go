@@ -16,7 +16,6 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // roleChange is one mgr pod whose mgr_role label is not what the mgr map says.
@@ -67,10 +66,10 @@ func clusterMgrs(ds []appsv1.Deployment) map[string][]string {
 	out := map[string][]string{}
 	for i := range ds {
 		d := &ds[i]
-		if !mutate.IsMgr(d) || mutate.LeftAlone(d) || d.DeletionTimestamp != nil || mutate.MgrID(d) == "" {
+		if !contract.IsMgr(d) || contract.LeftAlone(d) || d.DeletionTimestamp != nil || contract.MgrID(d) == "" {
 			continue
 		}
-		out[d.Namespace] = append(out[d.Namespace], mutate.MgrID(d))
+		out[d.Namespace] = append(out[d.Namespace], contract.MgrID(d))
 	}
 	return out
 }
@@ -302,7 +301,7 @@ func (w *RoleWatcher) patch(ctx context.Context, p *corev1.Pod, c roleChange, ds
 		return nil
 	}
 	for i := range ds {
-		if ds[i].Namespace == ns && mutate.MgrID(&ds[i]) == c.ID {
+		if ds[i].Namespace == ns && contract.MgrID(&ds[i]) == c.ID {
 			w.r.Recorder.Eventf(&ds[i], p, corev1.EventTypeNormal, ReasonMgrRoleChanged, "Label",
 				"mgr %s is the active mgr: pod %s labelled %s=%s, the cluster's Services select it", c.ID, p.Name, contract.LabelMgrRole, c.Role)
 		}

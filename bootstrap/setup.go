@@ -29,7 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 var (
@@ -154,9 +153,9 @@ func specOrIntentChanged(e event.UpdateEvent) bool {
 		return true
 	}
 	return n.DeletionTimestamp != nil ||
-		!mutate.IntentUnchanged(o, n) ||
+		!contract.IntentUnchanged(o, n) ||
 		!slices.Equal(o.Finalizers, n.Finalizers) ||
-		mutate.LeftAlone(o) != mutate.LeftAlone(n)
+		contract.LeftAlone(o) != contract.LeftAlone(n)
 }
 
 // clusterObjectEdited: a cluster Service or PDB changed where the controller

@@ -53,12 +53,6 @@ type Result struct {
 	Warnings []string
 }
 
-// MgrID returns the mgr id from the Deployment's labels.
-func MgrID(d *appsv1.Deployment) string { return d.Labels[contract.LabelMgrID] }
-
-// IsMgr reports whether a Deployment is a mgr Deployment this project handles.
-func IsMgr(d *appsv1.Deployment) bool { return d.Labels[contract.LabelApp] == contract.AppName }
-
 // Complete turns a (minimal) mgr Deployment into the full spec of a Rook mgr.
 // Values already present are kept: lists merge by name (containers, env,
 // ports, volumes, mounts) and args by flag, so Complete(Complete(x)) equals
@@ -80,7 +74,7 @@ func CompleteInPlace(d *appsv1.Deployment, info ClusterInfo, p *Policy) (Result,
 	if errs := validateIdentity(d); len(errs) > 0 {
 		return Result{Deployment: d}, errs
 	}
-	c := completer{d: d, id: MgrID(d), info: info, p: p}
+	c := completer{d: d, id: contract.MgrID(d), info: info, p: p}
 	if errs := c.complete(); len(errs) > 0 {
 		return Result{Deployment: d}, errs
 	}

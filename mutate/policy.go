@@ -261,3 +261,10 @@ func WritePolicy(w io.Writer, p *Policy) error {
 	_, err = w.Write(data)
 	return err
 }
+
+// Governs reports whether the policy binds Deployment namespace/name: a mgr that the
+// policy's owner did not exempt and that no live Rook CephCluster owns
+// (rookOwned, which the caller verified by the owner's UID).
+func (p *Policy) Governs(namespace, name string, isMgr, rookOwned bool) bool {
+	return isMgr && !rookOwned && !p.Exempts(namespace, name)
+}

@@ -12,54 +12,6 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-func TestLeftAlone(t *testing.T) {
-	for name, tc := range map[string]struct {
-		meta metav1.ObjectMeta
-		want bool
-	}{
-		"ours":                  {metav1.ObjectMeta{Labels: map[string]string{"app": contract.AppName}}, false},
-		"opted out":             {metav1.ObjectMeta{Labels: map[string]string{contract.LabelManaged: "false"}}, true},
-		"managed true":          {metav1.ObjectMeta{Labels: map[string]string{contract.LabelManaged: "true"}}, false},
-		"owned by CephCluster":  {metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "x"}}}, true},
-		"other CephCluster":     {metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "CephCluster", Name: "x"}}}, false},
-		"owned by a ReplicaSet": {metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "x"}}}, false},
-	} {
-		t.Run(name, func(t *testing.T) {
-			if got := LeftAlone(&tc.meta); got != tc.want {
-				t.Errorf("LeftAlone = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestIntentUnchanged(t *testing.T) {
-	base := func() *appsv1.Deployment {
-		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": contract.AppName}, Annotations: map[string]string{"note": "x"}},
-			Spec: appsv1.DeploymentSpec{Replicas: ptrTo[int32](1)}}
-	}
-	for name, tc := range map[string]struct {
-		edit func(d *appsv1.Deployment)
-		want bool
-	}{
-		"nothing":             {func(*appsv1.Deployment) {}, true},
-		"status annotation":   {func(d *appsv1.Deployment) { d.Annotations[contract.AnnotationBootstrapStatus] = "{}" }, true},
-		"revision annotation": {func(d *appsv1.Deployment) { d.Annotations[contract.AnnotationDeploymentRevision] = "3" }, true},
-		"finalizer":           {func(d *appsv1.Deployment) { d.Finalizers = []string{contract.FinalizerCephxKey} }, true},
-		"user annotation":     {func(d *appsv1.Deployment) { d.Annotations["note"] = "y" }, false},
-		"annotation removed":  {func(d *appsv1.Deployment) { d.Annotations = nil }, false},
-		"label":               {func(d *appsv1.Deployment) { d.Labels["team"] = "a" }, false},
-		"spec":                {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](0) }, false},
-	} {
-		t.Run(name, func(t *testing.T) {
-			d := base()
-			tc.edit(d)
-			if got := IntentUnchanged(base(), d); got != tc.want {
-				t.Errorf("IntentUnchanged = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestValidateStaysMgr(t *testing.T) {
 	now := metav1.Now()
 	mgr := func(finalizer bool) *appsv1.Deployment {

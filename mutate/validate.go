@@ -50,7 +50,7 @@ func validate(d *appsv1.Deployment, info ClusterInfo, p *Policy, oneErrorPerMist
 	if len(errs) > 0 {
 		return errs
 	}
-	id := MgrID(d)
+	id := contract.MgrID(d)
 	spec := &d.Spec.Template.Spec
 
 	// The name is the mgr id's: two Deployments of one mgr would share its
@@ -129,13 +129,13 @@ func validate(d *appsv1.Deployment, info ClusterInfo, p *Policy, oneErrorPerMist
 			}
 		}
 	}
-	if mods, ok := ModulesAnnotation(d.Annotations); ok {
+	if mods, ok := contract.ModulesAnnotation(d.Annotations); ok {
 		fp := field.NewPath("metadata", "annotations").Key(contract.AnnotationModules)
 		if len(p.ModuleChoices) == 0 {
 			errs = append(errs, field.Invalid(fp, d.Annotations[contract.AnnotationModules],
 				"the policy lets no Deployment choose the mgr modules (they are the whole Ceph cluster's: the policy's modules); remove the annotation, or ask the policy's owner to offer the modules in moduleChoices"))
 		} else {
-			outside, _ := ChosenModules(mods, p.ModuleChoices)
+			outside, _ := contract.ChosenModules(mods, p.ModuleChoices)
 			for _, m := range outside {
 				errs = append(errs, field.NotSupported(fp, m, p.ModuleChoices))
 			}
@@ -160,7 +160,7 @@ func ValidateUpdate(old, d *appsv1.Deployment, info ClusterInfo, p *Policy) fiel
 	if len(errs) > 0 {
 		errs = ratchet(errs, validate(old, info, p, false))
 	}
-	if oldID, newID := MgrID(old), MgrID(d); oldID != "" && oldID != newID {
+	if oldID, newID := contract.MgrID(old), contract.MgrID(d); oldID != "" && oldID != newID {
 		errs = append(errs, field.Forbidden(labelsPath.Key(contract.LabelMgrID),
 			fmt.Sprintf("the mgr id is immutable (was %q); create a new Deployment for mgr %q instead", oldID, newID)))
 	}
@@ -196,12 +196,12 @@ func errorKey(e *field.Error) string {
 // select mgrs by it, so the Deployment, still running ceph-mgr with its
 // key, would leave the policy and hold the controller's finalizer forever.
 func ValidateStaysMgr(old, d *appsv1.Deployment) field.ErrorList {
-	if !IsMgr(old) || IsMgr(d) || d.DeletionTimestamp != nil {
+	if !contract.IsMgr(old) || contract.IsMgr(d) || d.DeletionTimestamp != nil {
 		return nil
 	}
 	return field.ErrorList{field.Forbidden(labelsPath.Key(contract.LabelApp), fmt.Sprintf(
 		"label app=%s cannot be removed or changed: the Deployment would leave the policy while it runs mgr %q; delete the Deployment instead (its cephx key is removed), or ask the policy's owner to exempt it",
-		contract.AppName, MgrID(old)))}
+		contract.AppName, contract.MgrID(old)))}
 }
 
 // mgrFlag returns the value of --flag in the mgr container's args.

@@ -413,9 +413,9 @@ func TestChosenModules(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			outside, ok := ChosenModules(tc.mods, tc.choices)
+			outside, ok := contract.ChosenModules(tc.mods, tc.choices)
 			if ok != tc.ok || !slices.Equal(outside, tc.outside) {
-				t.Errorf("ChosenModules(%v, %v) = %v, %v; want %v, %v", tc.mods, tc.choices, outside, ok, tc.outside, tc.ok)
+				t.Errorf("contract.ChosenModules(%v, %v) = %v, %v; want %v, %v", tc.mods, tc.choices, outside, ok, tc.outside, tc.ok)
 			}
 		})
 	}
@@ -433,7 +433,7 @@ func TestModulesAnnotation(t *testing.T) {
 		"other annotations are ignored": {map[string]string{"x": "rook"}, nil, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, set := ModulesAnnotation(tc.annotations)
+			got, set := contract.ModulesAnnotation(tc.annotations)
 			if !slices.Equal(got, tc.want) || set != tc.set {
 				t.Errorf("ModulesAnnotation = %v, %v; want %v, %v", got, set, tc.want, tc.set)
 			}

@@ -110,7 +110,7 @@ func governs(ctx context.Context, live LiveLookup, p *mutate.Policy, ns string, 
 		return false, nil
 	}
 	rookOwned := false
-	if ref := mutate.RookOwner(o); ref != nil {
+	if ref := contract.RookOwner(o); ref != nil {
 		ok, err := live.CephClusterLive(ctx, ns, *ref)
 		if err != nil {
 			return false, err

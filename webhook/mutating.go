@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -53,7 +54,7 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		count(mutateName, OutcomeSkipped)
 		return admission.Allowed("being deleted")
 	}
-	gov, err := governs(ctx, m.Live, m.Policy, namespaceOf(req, d), d, mutate.IsMgr(d))
+	gov, err := governs(ctx, m.Live, m.Policy, namespaceOf(req, d), d, contract.IsMgr(d))
 	if err != nil {
 		// The validator refuses what it cannot verify; completing is not
 		// this webhook's to refuse, so a status or finalizer write of a

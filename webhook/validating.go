@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -63,11 +64,11 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		}
 		// Cleanup first, before any lookup that could fail: a status,
 		// finalizer or owner write carries no intent to judge.
-		if mutate.IntentUnchanged(old, d) {
+		if contract.IntentUnchanged(old, d) {
 			count(validateName, OutcomeSkipped)
 			return admission.Allowed("no change of spec, labels or annotations")
 		}
-		oldGoverned, err := governs(ctx, live, v.Policy, ns, old, mutate.IsMgr(old))
+		oldGoverned, err := governs(ctx, live, v.Policy, ns, old, contract.IsMgr(old))
 		if err != nil {
 			return denyOwner(ctx, validateName, d, err)
 		}
@@ -77,11 +78,11 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			return deny(ctx, validateName, d, errs)
 		}
 	}
-	gov, err := governs(ctx, live, v.Policy, ns, d, mutate.IsMgr(d))
+	gov, err := governs(ctx, live, v.Policy, ns, d, contract.IsMgr(d))
 	if err != nil {
 		return denyOwner(ctx, validateName, d, err)
 	}
-	if old != nil && !gov && mutate.IsMgr(d) && !v.Policy.Exempts(ns, d.Name) {
+	if old != nil && !gov && contract.IsMgr(d) && !v.Policy.Exempts(ns, d.Name) {
 		// A governed mgr stays governed: an owner reference its writer adds,
 		// even to a live CephCluster, hands it to no one.
 		gov = true
@@ -93,7 +94,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	info, err := v.Clusters.Lookup(ns)
 	if err != nil {
 		var missing *MissingClusterObjectsError
-		if old != nil && errors.As(err, &missing) && mutate.SpecUnchanged(old, d) {
+		if old != nil && errors.As(err, &missing) && contract.SpecUnchanged(old, d) {
 			// A cluster being torn down: labels and annotations stay writable.
 			count(validateName, OutcomeAllowed)
 			return admission.Allowed("").WithWarnings(err.Error())

@@ -130,9 +130,9 @@ func run(o options) error {
 			o.choices = strings.Join(p.ModuleChoices, ",")
 		}
 	}
-	o.AdoptExistingKeys = splitList(o.adopt)
-	o.Modules = splitList(o.modules)
-	o.ModuleChoices = splitList(o.choices)
+	o.AdoptExistingKeys = contract.SplitList(o.adopt)
+	o.Modules = contract.SplitList(o.modules)
+	o.ModuleChoices = contract.SplitList(o.choices)
 
 	o.Namespace = ownNamespace(o.Namespace, o.leaderElectionNamespace)
 
@@ -146,7 +146,7 @@ func run(o options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         bootstrap.CacheOptions(splitList(o.namespaces)...),
+		Cache:                         bootstrap.CacheOptions(contract.SplitList(o.namespaces)...),
 		Metrics:                       o.metrics.Options(),
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leaderElect,
@@ -184,19 +184,8 @@ func run(o options) error {
 	if err := bootstrap.Setup(mgr, o.Options, runner, o.maxConcurrent); err != nil {
 		return err
 	}
-	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "moduleChoices", o.ModuleChoices, "leaderElect", o.leaderElect, "namespaces", splitList(o.namespaces))
+	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "moduleChoices", o.ModuleChoices, "leaderElect", o.leaderElect, "namespaces", contract.SplitList(o.namespaces))
 	return mgr.Start(ctrl.SetupSignalHandler())
-}
-
-// splitList is a comma-separated flag's items, trimmed, empty ones dropped.
-func splitList(s string) []string {
-	var items []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			items = append(items, item)
-		}
-	}
-	return items
 }
 
 // ownNamespace is the flag's value, else the pod's namespace in-cluster,

@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
-	"unicode"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +26,7 @@ import (
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/securemetrics"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/version"
@@ -142,7 +141,7 @@ func run(o options) error {
 		return err
 	}
 	drain := &webhook.Drain{Delay: o.shutdownDelay}
-	namespaces := strings.FieldsFunc(o.namespaces, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	namespaces := contract.SplitList(o.namespaces)
 	if _, err := webhook.Setup(mgr, cfg, webhook.Options{Policy: policy, Drain: drain, Namespaces: namespaces}); err != nil {
 		return err
 	}
@@ -178,7 +177,7 @@ func selfSigned(cfg *rest.Config, scheme *runtime.Scheme, o options) (*certs.Rot
 	}
 	rot := &certs.Rotator{
 		Client: cl, Namespace: o.namespace, SecretName: o.certSecret, WebhookConfigName: o.webhookConfig,
-		Hosts:     certs.ServiceHosts(o.serviceName, o.namespace, strings.Split(o.extraSANs, ",")...),
+		Hosts:     certs.ServiceHosts(o.serviceName, o.namespace, contract.SplitList(o.extraSANs)...),
 		Lifetimes: certs.Lifetimes{CA: o.caLifetime, Serving: o.certLifetime},
 		Interval:  o.certCheckInterval,
 	}

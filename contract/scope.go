@@ -1,16 +1,18 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package mutate
+package contract
+
+// Which objects are mgrs, which of them the project manages, and what their
+// editors chose: the predicates the webhook and the controller share.
 
 import (
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // LeftAlone reports whether the bootstrap controller lets go of an object:
@@ -19,7 +21,7 @@ import (
 // object's own editor work; what binds them is the webhooks' Governs, where
 // neither the label nor an owner reference exempts by itself.
 func LeftAlone(o metav1.Object) bool {
-	return o.GetLabels()[contract.LabelManaged] == "false" || RookOwner(o) != nil
+	return o.GetLabels()[LabelManaged] == "false" || RookOwner(o) != nil
 }
 
 // RookOwner returns the ceph.rook.io CephCluster owner reference of o, or
@@ -27,18 +29,11 @@ func LeftAlone(o metav1.Object) bool {
 // that finds a live CephCluster of that UID may treat o as Rook's.
 func RookOwner(o metav1.Object) *metav1.OwnerReference {
 	for _, r := range o.GetOwnerReferences() {
-		if r.Kind == contract.CephClusterKind && strings.HasPrefix(r.APIVersion, contract.RookAPIGroup+"/") {
+		if r.Kind == CephClusterKind && strings.HasPrefix(r.APIVersion, RookAPIGroup+"/") {
 			return &r
 		}
 	}
 	return nil
-}
-
-// Governs reports whether the policy binds Deployment namespace/name: a mgr that the
-// policy's owner did not exempt and that no live Rook CephCluster owns
-// (rookOwned, which the caller verified by the owner's UID).
-func (p *Policy) Governs(namespace, name string, isMgr, rookOwned bool) bool {
-	return isMgr && !rookOwned && !p.Exempts(namespace, name)
 }
 
 // Managed reports whether this project completes, validates and bootstraps
@@ -47,7 +42,7 @@ func Managed(d *appsv1.Deployment) bool { return IsMgr(d) && !LeftAlone(d) }
 
 // systemAnnotations are written by controllers, not users: a change to them
 // alone carries no new intent (our status, the deployment controller's revision).
-var systemAnnotations = map[string]bool{contract.AnnotationBootstrapStatus: true, contract.AnnotationDeploymentRevision: true}
+var systemAnnotations = map[string]bool{AnnotationBootstrapStatus: true, AnnotationDeploymentRevision: true}
 
 // IntentUnchanged reports whether an update leaves the spec and every label
 // and user annotation as they were: status, finalizer, owner-reference and
@@ -78,4 +73,48 @@ func mapsEqual(a, b map[string]string, ignore map[string]bool) bool {
 		}
 	}
 	return n == 0
+}
+
+// MgrID returns the mgr id from the Deployment's labels.
+func MgrID(d *appsv1.Deployment) string { return d.Labels[LabelMgrID] }
+
+// IsMgr reports whether a Deployment is a mgr Deployment this project handles.
+func IsMgr(d *appsv1.Deployment) bool { return d.Labels[LabelApp] == AppName }
+
+// ModulesAnnotation returns the modules a Deployment's annotation
+// mgr.ceph.rook.io/modules names (comma-separated, blanks dropped), and
+// whether it carries the annotation at all ("" names no module).
+func ModulesAnnotation(annotations map[string]string) ([]string, bool) {
+	v, ok := annotations[AnnotationModules]
+	if !ok {
+		return nil, false
+	}
+	return SplitList(v), true
+}
+
+// ChosenModules judges the modules a Deployment's annotation names against
+// the policy's moduleChoices: the modules are the whole Ceph cluster's, so a
+// Deployment's editor may choose among what the policy's owner offers and no
+// more. ok when the policy offers choices and every module named is one;
+// outside lists the modules that are not.
+func ChosenModules(mods, choices []string) (outside []string, ok bool) {
+	for _, m := range mods {
+		if !slices.Contains(choices, m) {
+			outside = append(outside, m)
+		}
+	}
+	return outside, len(choices) > 0 && len(outside) == 0
+}
+
+// SplitList is a comma-separated list's items, trimmed, empty ones dropped:
+// the one reading of every list a user writes (the modules annotation, the
+// controller's list flags).
+func SplitList(s string) []string {
+	var items []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }
