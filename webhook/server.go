@@ -112,6 +112,21 @@ func Setup(mgr manager.Manager, cfg *rest.Config, o Options) (*ClusterInfoCache,
 	return clusters, nil
 }
 
+// ServerOptions say where the webhook server listens and what it serves.
+type ServerOptions struct {
+	Host    string
+	Port    int
+	CertDir string // tls.crt and tls.key, reloaded when they change
+	// EnableHTTP2 serves HTTP/2 as well (off: HTTP/1.1 only).
+	EnableHTTP2 bool
+}
+
+// NewServer is the webhook server, TLS options included: the one place it is
+// built (cmd/mgr-webhook, the test harness and the benchmarks call it).
+func NewServer(o ServerOptions) ctrlwebhook.Server {
+	return ctrlwebhook.NewServer(ctrlwebhook.Options{Host: o.Host, Port: o.Port, CertDir: o.CertDir, TLSOpts: TLSOptions(o.EnableHTTP2)})
+}
+
 // TLSOptions sets TLS 1.2 as the floor and, unless enableHTTP2, serves
 // HTTP/1.1 only (HTTP/2 exposed servers to rapid-reset attacks, CVE-2023-44487).
 func TLSOptions(enableHTTP2 bool) []func(*tls.Config) {

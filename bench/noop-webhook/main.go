@@ -13,7 +13,6 @@ import (
 	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rook-mgr/mgr-webhook/webhook"
@@ -26,7 +25,7 @@ func main() {
 	flag.StringVar(&host, "host", "127.0.0.1", "bind address")
 	flag.IntVar(&port, "port", 9443, "port")
 	flag.Parse()
-	srv := ctrlwebhook.NewServer(ctrlwebhook.Options{Host: host, Port: port, CertDir: certDir, TLSOpts: webhook.TLSOptions(false)})
+	srv := webhook.NewServer(webhook.ServerOptions{Host: host, Port: port, CertDir: certDir})
 	allow := &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		return admission.Allowed("")
 	})}

@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -133,9 +132,7 @@ func run(o options) error {
 		LeaderElectionID:              "mgr-webhook.mgr.ceph.rook.io",
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer: ctrlwebhook.NewServer(ctrlwebhook.Options{
-			Host: o.host, Port: o.port, CertDir: o.certDir, TLSOpts: webhook.TLSOptions(o.enableHTTP2),
-		}),
+		WebhookServer:                 webhook.NewServer(webhook.ServerOptions{Host: o.host, Port: o.port, CertDir: o.certDir, EnableHTTP2: o.enableHTTP2}),
 	})
 	if err != nil {
 		return err
