@@ -151,8 +151,11 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			return c, err
 		}
 		if i == 0 {
-			// The first becomes active; the others stand by.
-			if err := c.WaitMgrAvailable(ctx, 60*time.Second); err != nil {
+			// The first becomes active; the others stand by. A loaded machine
+			// (a Tentacle mgr loads dozens of Python modules) can take minutes:
+			// the wait ends early only when a daemon exits, and the bound is a
+			// guard against a hang, not a guess at the machine's speed.
+			if err := c.WaitMgrAvailable(ctx, 5*time.Minute); err != nil {
 				return c, err
 			}
 		}
@@ -216,10 +219,18 @@ func (c *Cluster) Ceph(ctx context.Context, args ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// WaitMgrAvailable waits until `ceph mgr stat` reports an available mgr.
+// WaitMgrAvailable waits until `ceph mgr stat` reports an available mgr,
+// and fails at once when one of the cluster's daemons has exited.
 func (c *Cluster) WaitMgrAvailable(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
+		for i, done := range c.done {
+			select {
+			case <-done:
+				return fmt.Errorf("%s exited while waiting for mgr.%s to be available; logs in %s", strings.Join(c.procs[i].Args, " "), c.MgrID, filepath.Join(c.Dir, "log"))
+			default:
+			}
+		}
 		out, err := c.Ceph(ctx, "mgr", "stat")
 		var st struct {
 			Available  bool   `json:"available"`
