@@ -92,7 +92,7 @@ e2e-node: ## as root: a real kubelet + containerd node on this machine (hack/nod
 e2e-kind: ## the same suite on kind (needs Docker, kind, and E2E_CEPH_NAMESPACES)
 	./hack/e2e-kind.sh
 
-bench: ## micro-benchmarks, TLS load vs a no-op webhook, writes through the API server vs MutatingAdmissionPolicy, controller at scale (BENCH=micro,load,apiserver,controller)
+bench: ## micro-benchmarks, TLS load vs a no-op webhook, writes through the API server vs MutatingAdmissionPolicy, controller at scale, a fleet of clusters (BENCH=micro,load,apiserver,controller,fleet)
 	./hack/bench.sh
 
 demo: build ## the whole story on a local cluster (control plane, kwok, Ceph, webhook, controller); DEMO_FLAGS=--one-shot to exit

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs the benchmarks and prints one report: BENCH=micro,load,apiserver,controller
+# Runs the benchmarks and prints one report: BENCH=micro,load,apiserver,controller,fleet
 # picks parts (all by default). Ratios are always measured in the same run.
 # A run of every part writes the report verbatim to docs/benchmarks.md
 # (BENCH_OUT=<file> for another file, BENCH_OUT= with a subset to keep stdout only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all=micro,load,apiserver,controller
+all=micro,load,apiserver,controller,fleet
 parts=${BENCH:-$all}
 out=${BENCH_OUT-}
 if [[ -z ${BENCH_OUT+set} && $parts == "$all" ]]; then out=docs/benchmarks.md; fi
@@ -29,7 +29,11 @@ report() {
   fi
   if [[ $parts == *controller* ]]; then
     echo; echo "## Bootstrap controller at scale (kwok pods, one real Ceph cluster)"
-    bin/controller -bin-dir bin -n "${CONTROLLER_N:-100}"
+    bin/controller -bin-dir bin -n "${CONTROLLER_N:-1000}" -namespaces "${CONTROLLER_NAMESPACES:-100}"
+  fi
+  if [[ $parts == *fleet* ]]; then
+    echo; echo "## A fleet of Ceph clusters (kwok pods; real Ceph clusters shared by namespaces; blackholed mons)"
+    bin/controller -bin-dir bin -fleet -clusters "${FLEET_CLUSTERS:-100}" -dark "${FLEET_DARK:-10}" -real "${FLEET_REAL:-3}" -rest "${FLEET_REST:-60s}"
   fi
 }
 

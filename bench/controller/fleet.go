@@ -62,17 +62,12 @@ func runFleet(o fleetOptions) error {
 		}
 		defer reals[i].Stop()
 	}
-	api, err := testenv.StartAPIServer()
+	api, stop, err := startControlPlane(ctx)
 	if err != nil {
 		return err
 	}
-	defer api.Stop()
+	defer stop()
 	cl := api.Client
-	w, err := testenv.StartWorkloads(ctx, api)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
 
 	var fleet []fleetCluster
 	for i := range o.clusters {

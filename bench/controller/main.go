@@ -66,17 +66,12 @@ func run(n, nss int, binDir string) error {
 		return err
 	}
 	defer cc.Stop()
-	api, err := testenv.StartAPIServer()
+	api, stop, err := startControlPlane(ctx)
 	if err != nil {
 		return err
 	}
-	defer api.Stop()
+	defer stop()
 	cl := api.Client
-	w, err := testenv.StartWorkloads(ctx, api)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
 	for i := range nss {
 		ns := fmt.Sprintf("ceph-%d", i)
 		if err := (testenv.CephCluster{Namespace: ns, FSID: cc.FSID, MonHost: cc.MonHost, Members: "a", AdminKeyring: cc.AdminKeyring}).Create(ctx, cl); err != nil {
@@ -209,6 +204,21 @@ func run(n, nss int, binDir string) error {
 		strings.Join(contract.DefaultModules, ", "), moduleRun.Seconds(), mod["calls"]-r["calls"], mod["writes"]-r["writes"], mod["seconds"]-r["seconds"], strings.Join(cmds, ", "))
 	fmt.Printf("| API writes of the module run | %.0f |\n", mod["apiWrites"]-r["apiWrites"])
 	return nil
+}
+
+// startControlPlane starts a real API server and the workload controllers
+// with kwok pods; stop ends them.
+func startControlPlane(ctx context.Context) (*testenv.APIServer, func(), error) {
+	api, err := testenv.StartAPIServer()
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := testenv.StartWorkloads(ctx, api)
+	if err != nil {
+		api.Stop()
+		return nil, nil, err
+	}
+	return api, func() { w.Stop(); api.Stop() }, nil
 }
 
 // serialCallSeconds makes k `auth get-or-create-key` calls (the one ceph
