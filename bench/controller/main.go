@@ -207,7 +207,7 @@ func run(n, nss int, binDir string) error {
 }
 
 // startControlPlane starts a real API server and the workload controllers
-// with kwok pods; stop ends them.
+// with kwok pods, and makes the controller's namespace; stop ends them.
 func startControlPlane(ctx context.Context) (*testenv.APIServer, func(), error) {
 	api, err := testenv.StartAPIServer()
 	if err != nil {
@@ -218,7 +218,15 @@ func startControlPlane(ctx context.Context) (*testenv.APIServer, func(), error) 
 		api.Stop()
 		return nil, nil, err
 	}
-	return api, func() { w.Stop(); api.Stop() }, nil
+	stop := func() { w.Stop(); api.Stop() }
+	// The controller's own namespace, where it keeps the key that seals its status.
+	own := &corev1.Namespace{}
+	own.Name = bootstrap.DefaultOptions().Namespace
+	if err := api.Client.Create(ctx, own); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return api, stop, nil
 }
 
 // serialCallSeconds makes k `auth get-or-create-key` calls (the one ceph
