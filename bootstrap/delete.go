@@ -19,46 +19,58 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// finalize removes the cephx key of a deleted mgr, giving up after
+// decideKey decides whether a deleted mgr's cephx key goes with it: not
+// while something else uses it, nor when the controller did not create it
+// (its sealed status has no record of that). An Event says which, and what to
+// do by hand.
+func (r *Reconciler) decideKey(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	entity := "mgr." + s.id
+	user, err := r.keyUser(ctx, s.d, s.id)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, true, err
+	case user != "":
+		// Not ours to remove: another Deployment runs this mgr, or holds its keyring.
+		r.Recorder.Eventf(s.d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete", "cephx key %s kept: %s still uses it", entity, user)
+		s.keyKept = true
+	case !s.prev.KeyOwned:
+		r.Recorder.Eventf(s.d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete",
+			"cephx key %s not removed: this controller did not create it (its sealed status has no record of it); if it exists and nothing uses it, remove it by hand: ceph auth rm %s", entity, entity)
+		s.keyKept = true
+	}
+	return ctrl.Result{}, false, nil
+}
+
+// removeKey removes the cephx key of a deleted mgr, giving up after
 // FinalizerTimeout so that a lost cluster never holds the deletion hostage
 // (Rook left keys behind, rook#9860: we say so instead).
-func (r *Reconciler) finalize(ctx context.Context, d *appsv1.Deployment, id string) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
-		return ctrl.Result{}, nil
+func (r *Reconciler) removeKey(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	if s.keyKept {
+		return ctrl.Result{}, false, nil
 	}
-	b := &scope{r: r, d: d, id: id}
-	entity := "mgr." + id
-	user, err := r.keyUser(ctx, d, id)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if user != "" {
-		// Not ours to remove: another Deployment runs this mgr, or holds its keyring.
-		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete", "cephx key %s kept: %s still uses it", entity, user)
-		return ctrl.Result{}, r.removeFinalizer(ctx, d)
-	}
-	if !r.readStatus(d).KeyOwned {
-		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete",
-			"cephx key %s not removed: this controller did not create it (its sealed status has no record of it); if it exists and nothing uses it, remove it by hand: ceph auth rm %s", entity, entity)
-		return ctrl.Result{}, r.removeFinalizer(ctx, d)
-	}
-	conn, err := b.conn(ctx)
+	d, entity := s.d, "mgr."+s.id
+	conn, err := r.conn(ctx, s)
 	if err == nil {
 		err = r.Ceph.RemoveKey(ctx, conn, entity)
 	}
 	if err == nil {
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyRemoved, "Delete", "cephx key %s removed from Ceph", entity)
-	} else {
-		if remaining := time.Until(d.DeletionTimestamp.Add(r.FinalizerTimeout)); remaining > 0 {
-			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Delete",
-				"cannot remove cephx key %s yet (%v); retrying until %s", entity, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
-			// Retry on our own clock, never past the deadline.
-			return ctrl.Result{RequeueAfter: min(remaining, r.cephRetryMax())}, nil
-		}
-		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandoned, "Delete",
-			"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entity, r.FinalizerTimeout, err, entity)
+		return ctrl.Result{}, false, nil
 	}
-	return ctrl.Result{}, r.removeFinalizer(ctx, d)
+	if remaining := time.Until(d.DeletionTimestamp.Add(r.FinalizerTimeout)); remaining > 0 {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Delete",
+			"cannot remove cephx key %s yet (%v); retrying until %s", entity, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
+		// Retry on our own clock, never past the deadline.
+		return ctrl.Result{RequeueAfter: min(remaining, r.cephRetryMax())}, true, nil
+	}
+	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandoned, "Delete",
+		"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entity, r.FinalizerTimeout, err, entity)
+	return ctrl.Result{}, false, nil
+}
+
+// dropFinalizer lets the deletion of the mgr go on.
+func (r *Reconciler) dropFinalizer(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	return ctrl.Result{}, false, r.removeFinalizer(ctx, s.d)
 }
 
 // letGoUnverified ends the deletion of a mgr whose status cannot be verified

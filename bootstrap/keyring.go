@@ -6,7 +6,9 @@ package bootstrap
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,8 +25,8 @@ import (
 // belongs to someone else (a mgr run by other tooling) and is neither used,
 // re-capped nor later removed, unless the policy allows adoption
 // (AdoptExistingKeys of its namespace). Only an owned key's caps are repaired (EINVAL).
-func (b *scope) ensureKeyring(ctx context.Context, st Status, next *Status) error {
-	d, id, r := b.d, b.id, b.r
+func (r *Reconciler) ensureKeyring(ctx context.Context, s *scope) error {
+	d, id := s.d, s.id
 	have := &corev1.Secret{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: contract.KeyringSecretName(id)}, have)
 	if err == nil {
@@ -36,7 +38,7 @@ func (b *scope) ensureKeyring(ctx context.Context, st Status, next *Status) erro
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
-	conn, err := b.conn(ctx)
+	conn, err := r.conn(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -47,7 +49,7 @@ func (b *scope) ensureKeyring(ctx context.Context, st Status, next *Status) erro
 	case creating:
 	case err != nil:
 		return err
-	case st.KeyOwned:
+	case s.prev.KeyOwned:
 	case r.adopts(d.Namespace):
 		adopting = true
 	default:
@@ -66,7 +68,7 @@ func (b *scope) ensureKeyring(ctx context.Context, st Status, next *Status) erro
 		return err
 	}
 	if creating || adopting {
-		next.KeyOwned = true
+		s.next.KeyOwned = true
 	}
 	if adopting {
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyAdopted, "Adopt", "cephx key %s existed; adopted as the policy allows (adoptExistingKeys): it is re-capped and removed with this Deployment", entity)
@@ -81,4 +83,28 @@ func (b *scope) ensureKeyring(ctx context.Context, st Status, next *Status) erro
 	}
 	r.Recorder.Eventf(d, secret, corev1.EventTypeNormal, ReasonKeyringCreated, "Create", "Secret %s holds the cephx key of %s", secret.Name, entity)
 	return nil
+}
+
+// keyringFile is the keyring the mgr reads, in Rook's format.
+func keyringFile(id, key string, caps []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[mgr.%s]\n\tkey = %s\n", id, key)
+	for i := 0; i+1 < len(caps); i += 2 {
+		fmt.Fprintf(&b, "\tcaps %s = %q\n", caps[i], caps[i+1])
+	}
+	return b.String()
+}
+
+// ownedLabels mark what the controller creates for mgr id; its cache selects
+// on app=rook-ceph-mgr, so these objects are all it watches.
+func ownedLabels(id, namespace string) map[string]string {
+	return map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id, contract.LabelRookCluster: namespace}
+}
+
+func keyringSecret(d *appsv1.Deployment, id, key string, caps []string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: contract.KeyringSecretName(id), Namespace: d.Namespace, Labels: ownedLabels(id, d.Namespace)},
+		Type:       corev1.SecretTypeOpaque,
+		StringData: map[string]string{contract.KeyringKey: keyringFile(id, key, caps)},
+	}
 }

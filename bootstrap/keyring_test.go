@@ -13,6 +13,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -28,8 +29,18 @@ import (
 // keyStore is a Ceph of one auth database: entity -> caps.
 type keyStore struct {
 	Ceph
-	keys  map[string]string
-	calls []string
+	keys      map[string]string
+	calls     []string
+	removeErr error // what RemoveKey answers
+}
+
+func (k *keyStore) RemoveKey(_ context.Context, _ ceph.Conn, entity string) error {
+	k.calls = append(k.calls, "rm")
+	if k.removeErr != nil {
+		return k.removeErr
+	}
+	delete(k.keys, entity)
+	return nil
 }
 
 func (k *keyStore) GetKey(_ context.Context, _ ceph.Conn, entity string) (string, error) {
@@ -84,15 +95,14 @@ func TestKeyOwnership(t *testing.T) {
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
 			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: events.NewFakeRecorder(8),
 				Options: Options{Caps: caps, AdoptExistingKeys: tc.adopt}}
-			b := &scope{r: r, d: d, id: "a", c: &ceph.Conn{}}
-			st := Status{KeyOwned: tc.owned}
-			next := st
-			err := b.ensureKeyring(context.Background(), st, &next)
+			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: Status{KeyOwned: tc.owned}}
+			s.next = s.prev
+			err := r.ensureKeyring(context.Background(), s)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
-			if next.KeyOwned != tc.wantOwned {
-				t.Errorf("KeyOwned %v, want %v", next.KeyOwned, tc.wantOwned)
+			if s.next.KeyOwned != tc.wantOwned {
+				t.Errorf("KeyOwned %v, want %v", s.next.KeyOwned, tc.wantOwned)
 			}
 			if !slices.Equal(ks.calls, tc.wantCalls) {
 				t.Errorf("ceph calls %v, want %v", ks.calls, tc.wantCalls)
@@ -143,6 +153,30 @@ func TestDeletionNotHeldByAMissingStatusKey(t *testing.T) {
 				}
 			} else if res.RequeueAfter == 0 {
 				t.Error("not looked at again")
+			}
+		})
+	}
+}
+
+func TestKeyringSecret(t *testing.T) {
+	for name, tc := range map[string]struct {
+		caps []string
+		want string
+	}{
+		"rook's caps": {contract.DefaultCaps, "[mgr.a]\n\tkey = AQB==\n\tcaps mon = \"allow profile mgr\"\n\tcaps mds = \"allow *\"\n\tcaps osd = \"allow *\"\n"},
+		"seed's caps": {contract.SeedCaps, "[mgr.a]\n\tkey = AQB==\n\tcaps mon = \"allow *\"\n\tcaps mds = \"allow *\"\n\tcaps osd = \"allow *\"\n"},
+		"no caps":     {nil, "[mgr.a]\n\tkey = AQB==\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := keyringSecret(mgr("rook-ceph-mgr-a", "a", "uid-a"), "a", "AQB==", tc.caps)
+			if got := s.StringData[contract.KeyringKey]; got != tc.want {
+				t.Errorf("keyring:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if s.Name != "rook-ceph-mgr-a-keyring" || s.Namespace != "rook-ceph" || s.Type != corev1.SecretTypeOpaque {
+				t.Errorf("Secret %s/%s type %s", s.Namespace, s.Name, s.Type)
+			}
+			if s.Labels[contract.LabelApp] != contract.AppName || s.Labels[contract.LabelMgrID] != "a" || s.Labels[contract.LabelRookCluster] != "rook-ceph" {
+				t.Errorf("labels %v: the controller's cache selects app=rook-ceph-mgr", s.Labels)
 			}
 		})
 	}

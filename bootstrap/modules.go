@@ -6,13 +6,17 @@ package bootstrap
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -38,21 +42,78 @@ func sortedCopy(s []string) []string {
 	return slices.Compact(c)
 }
 
-// enableModules reads the release the mgr runs, plans the module commands for its
+// chooseModules settles the cluster's module set (clusterModules) into
+// s.want. An annotation outside the policy's choices is named in an Event;
+// two mgrs that ask for different sets end the reconcile in Error, reported
+// and not fought over: nothing changes until the annotations agree.
+func (r *Reconciler) chooseModules(_ context.Context, s *scope) (ctrl.Result, bool, error) {
+	if why := notChosen(s.d, r.ModuleChoices); why != "" {
+		r.Recorder.Eventf(s.d, nil, corev1.EventTypeWarning, ReasonModulesNotChosen, "EnableModule", "%s", why)
+	}
+	want, conflict := clusterModules(s.mgrs, s.d.Namespace, r.Modules, r.ModuleChoices)
+	if conflict != "" {
+		r.Recorder.Eventf(s.d, nil, corev1.EventTypeWarning, ReasonModulesConflict, "EnableModule", "%s", conflict)
+		s.next.Phase, s.next.LastError = PhaseError, conflict
+		return ctrl.Result{}, true, nil
+	}
+	s.want = want
+	return ctrl.Result{}, false, nil
+}
+
+// enableModules brings the cluster's modules to s.want once Ceph lists the
+// mgr. The modules are the cluster's: one mgr of a namespace reads the mgr
+// map and runs its plan at a time, so two never turn a module on or off
+// twice. Waiting for that is bounded: while another mgr's plan runs (its
+// retries may take ModuleTimeout), this one comes back later and frees its
+// worker.
+func (r *Reconciler) enableModules(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	if len(s.want) == 0 && len(s.prev.Modules) == 0 {
+		// No module wanted, none to turn off: nothing to ask Ceph.
+		s.next.Phase, s.next.Modules, s.next.Unavailable, s.next.Dashboard = PhaseReady, nil, nil, false
+		return ctrl.Result{}, true, nil
+	}
+	conn, err := r.conn(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, true, err
+	}
+	lockCtx, cancel := context.WithTimeout(ctx, time.Second)
+	unlock, err := r.lockCluster(lockCtx, s.d.Namespace)
+	cancel()
+	if err != nil {
+		logf.FromContext(ctx).V(1).Info("another mgr of the cluster is running the module plan; looking again shortly")
+		return ctrl.Result{RequeueAfter: max(r.RetryInterval, time.Second)}, true, nil
+	}
+	defer unlock()
+	mgrMap, err := r.Ceph.MgrDump(ctx, conn)
+	if err != nil {
+		return ctrl.Result{}, true, err
+	}
+	if !mgrMap.Available || !mgrMap.Knows(s.id) {
+		s.next.Phase = PhaseWaitingForMgr
+		return ctrl.Result{RequeueAfter: r.WaitForMgr}, true, nil
+	}
+	if err := r.runModulePlan(ctx, s, conn, mgrMap); err != nil {
+		return ctrl.Result{}, true, err
+	}
+	s.next.Phase = PhaseReady
+	return ctrl.Result{}, false, nil
+}
+
+// runModulePlan reads the release the mgr runs, plans the module commands for its
 // release (planModules) and runs them in order; what the plan leaves out
 // becomes a Warning Event, once.
-func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, mgrMap ceph.MgrMap, want []string, prev Status, next *Status) error {
-	r, d := b.r, b.d
-	md, err := r.Ceph.MgrMetadata(ctx, conn, b.id)
+func (r *Reconciler) runModulePlan(ctx context.Context, s *scope, conn ceph.Conn, mgrMap ceph.MgrMap) error {
+	d, prev, next := s.d, s.prev, &s.next
+	md, err := r.Ceph.MgrMetadata(ctx, conn, s.id)
 	if err != nil {
 		return err
 	}
 	rel, err := ceph.ParseVersion(md.CephVersion)
 	if err != nil {
-		return fmt.Errorf("mgr %s's release: %w", b.id, err)
+		return fmt.Errorf("mgr %s's release: %w", s.id, err)
 	}
 	plan := planModules(moduleInputs{
-		Release: rel, MgrID: b.id, Want: want, Modules: mgrMap.Modules(rel), Prev: prev, Backend: r.OrchestratorBackend,
+		Release: rel, MgrID: s.id, Want: s.want, Modules: mgrMap.Modules(rel), Prev: prev, Backend: r.OrchestratorBackend,
 		MetricsPort:   containerPort(d, contract.PortNameMetrics, contract.PortMetrics),
 		DashboardPort: containerPort(d, contract.PortNameDash, contract.PortDashboard),
 	})
@@ -70,7 +131,7 @@ func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, mgrMap ceph.M
 				return err
 			}
 		}
-		if err := b.runStep(ctx, conn, s, password); err != nil {
+		if err := r.runStep(ctx, conn, s, password); err != nil {
 			return err
 		}
 	}
@@ -93,8 +154,7 @@ func (b *scope) enableModules(ctx context.Context, conn ceph.Conn, mgrMap ceph.M
 // runStep runs one planned command: not at all when its Unless read
 // succeeds, the OnNotFound command when it answers ENOENT, with retries when
 // it may meet a restarting mgr.
-func (b *scope) runStep(ctx context.Context, conn ceph.Conn, s step, password []byte) error {
-	r := b.r
+func (r *Reconciler) runStep(ctx context.Context, conn ceph.Conn, s step, password []byte) error {
 	if s.Unless != nil {
 		_, err := r.Ceph.Run(ctx, conn, *s.Unless)
 		if err == nil {
@@ -121,7 +181,7 @@ func (b *scope) runStep(ctx context.Context, conn ceph.Conn, s step, password []
 	}
 	var err error
 	if s.Retry {
-		err = b.retry(ctx, do)
+		err = r.retry(ctx, do)
 	} else {
 		err = do(ctx)
 	}
@@ -134,11 +194,11 @@ func (b *scope) runStep(ctx context.Context, conn ceph.Conn, s step, password []
 // retry repeats a step while the mgr restarts (a module's commands not loaded
 // yet, EBUSY, EAGAIN, no answer), with backoff, under ModuleTimeout (Rook's
 // ExecuteCephCommandWithRetry). Any other answer ends it at once.
-func (b *scope) retry(ctx context.Context, step func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, b.r.ModuleTimeout)
+func (r *Reconciler) retry(ctx context.Context, step func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, r.ModuleTimeout)
 	defer cancel()
 	var last error
-	backoff := wait.Backoff{Duration: b.r.RetryInterval, Factor: 1.5, Jitter: 0.2, Steps: 1 << 20, Cap: 15 * time.Second}
+	backoff := wait.Backoff{Duration: r.RetryInterval, Factor: 1.5, Jitter: 0.2, Steps: 1 << 20, Cap: 15 * time.Second}
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		last = step(ctx)
 		if last == nil {
@@ -165,5 +225,81 @@ func (r *Reconciler) lockCluster(ctx context.Context, ns string) (unlock func(),
 		return func() { <-held }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// containerPort returns the mgr container's port of that name, or def.
+func containerPort(d *appsv1.Deployment, name string, def int32) int32 {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != contract.MgrContainerName {
+			continue
+		}
+		for _, p := range c.Ports {
+			if p.Name == name {
+				return p.ContainerPort
+			}
+		}
+	}
+	return def
+}
+
+// clusterModules is the cluster's wanted module set: the annotation the
+// namespace's managed mgrs carry (those without it follow it), or defaults
+// when none does. Only an annotation within the policy's choices counts
+// (contract.ChosenModules): any other is the editor's wish, not the policy's,
+// and is ignored as if it were not there (notChosen says so on that
+// Deployment). Two different annotations are a conflict, reported and
+// not fought over: conflict names them, and nothing is planned until it is gone.
+func clusterModules(ds []appsv1.Deployment, namespace string, defaults, choices []string) (want []string, conflict string) {
+	sets := map[string][]string{} // the normalized set -> Deployments carrying it
+	for i := range ds {
+		d := &ds[i]
+		mods, ok := contract.ModulesAnnotation(d.Annotations)
+		if !ok || d.Namespace != namespace || d.DeletionTimestamp != nil || !contract.IsMgr(d) || contract.LeftAlone(d) {
+			continue
+		}
+		if _, chosen := contract.ChosenModules(mods, choices); !chosen {
+			continue
+		}
+		key := strings.Join(mods, ",")
+		sets[key] = append(sets[key], d.Name)
+	}
+	switch len(sets) {
+	case 0:
+		return defaults, ""
+	case 1:
+		for key := range sets {
+			if key == "" {
+				return nil, ""
+			}
+			return strings.Split(key, ","), ""
+		}
+	}
+	var parts []string
+	for _, key := range slices.Sorted(maps.Keys(sets)) {
+		slices.Sort(sets[key])
+		parts = append(parts, fmt.Sprintf("%s on %s", strconv.Quote(key), strings.Join(sets[key], ", ")))
+	}
+	return nil, fmt.Sprintf("the mgrs of namespace %s ask for different modules (annotation %s: %s); the modules are the cluster's: give every mgr the same value, or remove it from all but one",
+		namespace, contract.AnnotationModules, strings.Join(parts, "; "))
+}
+
+// notChosen is why d's modules annotation is ignored, "" when it is not:
+// an Event for the Deployment's editor, naming the fix.
+func notChosen(d *appsv1.Deployment, choices []string) string {
+	mods, ok := contract.ModulesAnnotation(d.Annotations)
+	if !ok {
+		return ""
+	}
+	outside, chosen := contract.ChosenModules(mods, choices)
+	switch {
+	case chosen:
+		return ""
+	case len(choices) == 0:
+		return fmt.Sprintf("annotation %s=%q ignored: the policy offers no module choices (moduleChoices), so the cluster runs the policy's modules; remove the annotation, or ask the policy's owner to offer the modules",
+			contract.AnnotationModules, d.Annotations[contract.AnnotationModules])
+	default:
+		return fmt.Sprintf("annotation %s=%q ignored: %s not among the policy's moduleChoices (%s), so the cluster runs the policy's modules; choose among those, or ask the policy's owner to offer more",
+			contract.AnnotationModules, d.Annotations[contract.AnnotationModules], strings.Join(outside, ", "), strings.Join(choices, ", "))
 	}
 }

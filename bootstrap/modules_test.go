@@ -5,12 +5,18 @@ package bootstrap
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // scriptedCeph answers Run from a script, in order, and records the calls;
@@ -76,9 +82,9 @@ func TestRunStep(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			fc := &scriptedCeph{answers: tc.answers}
-			b := &scope{r: &Reconciler{Ceph: fc, Options: Options{ModuleTimeout: time.Minute, RetryInterval: time.Millisecond}}, id: "a"}
+			r := &Reconciler{Ceph: fc, Options: Options{ModuleTimeout: time.Minute, RetryInterval: time.Millisecond}}
 			start := time.Now()
-			err := b.runStep(context.Background(), ceph.Conn{}, tc.step, []byte("s3cret"))
+			err := r.runStep(context.Background(), ceph.Conn{}, tc.step, []byte("s3cret"))
 			if time.Since(start) > 5*time.Second {
 				t.Errorf("took %s", time.Since(start))
 			}
@@ -105,5 +111,86 @@ func TestRunStep(t *testing.T) {
 				t.Errorf("the password reached an error: %v", err)
 			}
 		})
+	}
+}
+
+func TestContainerPorts(t *testing.T) {
+	d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+	d.Spec.Template.Spec.Containers = []corev1.Container{
+		{Name: "log-collector", Ports: []corev1.ContainerPort{{Name: contract.PortNameDash, ContainerPort: 1}}},
+		{Name: contract.MgrContainerName, Ports: []corev1.ContainerPort{{Name: contract.PortNameDash, ContainerPort: 18443}}},
+	}
+	if got := containerPort(d, contract.PortNameDash, contract.PortDashboard); got != 18443 {
+		t.Errorf("dashboard port %d, want the mgr container's 18443 (not a sidecar's)", got)
+	}
+	if got := containerPort(d, contract.PortNameMetrics, contract.PortMetrics); got != contract.PortMetrics {
+		t.Errorf("metrics port %d, want the default %d when the container names none", got, contract.PortMetrics)
+	}
+}
+
+func TestClusterModules(t *testing.T) {
+	annotated := func(name, id, modules string) appsv1.Deployment {
+		d := *mgr(name, id, types.UID("uid-"+id))
+		d.Annotations = map[string]string{contract.AnnotationModules: modules}
+		return d
+	}
+	plain := *mgr("rook-ceph-mgr-c", "c", "uid-c")
+	other := annotated("rook-ceph-mgr-x", "x", "influx")
+	other.Namespace = "elsewhere"
+	defaults := []string{"prometheus", "dashboard"}
+	choices := []string{"prometheus", "dashboard", "rook", "influx"}
+	for name, tc := range map[string]struct {
+		ds       []appsv1.Deployment
+		want     []string
+		conflict bool
+	}{
+		"a module the policy does not offer: the annotation is ignored": {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus,nfs"), plain}, defaults, false},
+		"an ignored annotation is no conflict":                          {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "nfs"), annotated("rook-ceph-mgr-b", "b", "prometheus")}, []string{"prometheus"}, false},
+		"no annotation: the defaults":                                   {[]appsv1.Deployment{plain}, defaults, false},
+		"one annotated, the others follow it":                           {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus"), plain}, []string{"prometheus"}, false},
+		"the same set spelled differently agrees":                       {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus, rook"), annotated("rook-ceph-mgr-b", "b", "prometheus,rook")}, []string{"prometheus", "rook"}, false},
+		"an empty annotation: no module":                                {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", ""), plain}, nil, false},
+		"two different sets: a conflict, nothing planned":               {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus"), annotated("rook-ceph-mgr-b", "b", "dashboard")}, nil, true},
+		"another namespace's annotation does not count":                 {[]appsv1.Deployment{plain, other}, defaults, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, conflict := clusterModules(tc.ds, "rook-ceph", defaults, choices)
+			if !slices.Equal(got, tc.want) || (conflict != "") != tc.conflict {
+				t.Errorf("clusterModules = %v, %q; want %v, conflict %v", got, conflict, tc.want, tc.conflict)
+			}
+			if tc.conflict && (!strings.Contains(conflict, "rook-ceph-mgr-a") || !strings.Contains(conflict, "rook-ceph-mgr-b") || !strings.Contains(conflict, contract.AnnotationModules)) {
+				t.Errorf("the conflict does not name both Deployments and the annotation: %s", conflict)
+			}
+		})
+	}
+}
+
+// Where the policy offers no module choices, no annotation steers the
+// cluster's modules, an empty one (which would turn every module off)
+// included, and the Deployment is told why and what to do.
+func TestModulesAnnotationWithoutChoices(t *testing.T) {
+	defaults := []string{"prometheus", "dashboard"}
+	for _, v := range []string{"nfs", "", "prometheus"} {
+		d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+		d.Annotations = map[string]string{contract.AnnotationModules: v}
+		if got, conflict := clusterModules([]appsv1.Deployment{*d}, "rook-ceph", defaults, nil); !slices.Equal(got, defaults) || conflict != "" {
+			t.Errorf("annotation %q without choices: modules %v (conflict %q), want the policy's %v", v, got, conflict, defaults)
+		}
+		if why := notChosen(d, nil); !strings.Contains(why, "moduleChoices") || !strings.Contains(why, "ignored") {
+			t.Errorf("annotation %q without choices: %q does not say it is ignored and why", v, why)
+		}
+	}
+	d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+	d.Annotations = map[string]string{contract.AnnotationModules: "prometheus, nfs"}
+	if why := notChosen(d, []string{"prometheus", "dashboard"}); !strings.Contains(why, "nfs not among") || !strings.Contains(why, "prometheus, dashboard") {
+		t.Errorf("a module outside the choices: %q", why)
+	}
+	d.Annotations[contract.AnnotationModules] = "prometheus"
+	if why := notChosen(d, []string{"prometheus"}); why != "" {
+		t.Errorf("a chosen module reported: %q", why)
+	}
+	delete(d.Annotations, contract.AnnotationModules)
+	if why := notChosen(d, nil); why != "" {
+		t.Errorf("no annotation reported: %q", why)
 	}
 }

@@ -39,11 +39,12 @@ func desiredPDB(namespace string) *policyv1.PodDisruptionBudget {
 func wantPDB(mgrs int) bool { return mgrs >= 2 }
 
 // ensurePDB keeps the cluster's PodDisruptionBudget while the namespace runs
-// two or more managed mgrs (ds are the namespace's mgr Deployments), and
+// two or more managed mgrs, and
 // removes it below that. Like the Services, every mgr owns it; one that
 // another object controls (Rook's operator makes one of this name) or that
 // no mgr owns is neither changed nor deleted.
-func (r *Reconciler) ensurePDB(ctx context.Context, d *appsv1.Deployment, ds []appsv1.Deployment) error {
+func (r *Reconciler) ensurePDB(ctx context.Context, s *scope) error {
+	d, ds := s.d, s.mgrs
 	want := desiredPDB(d.Namespace)
 	have := &policyv1.PodDisruptionBudget{}
 	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)

@@ -84,8 +84,10 @@ func (r *Reconciler) cephRetryMax() time.Duration {
 	return DefaultOptions().CephRetryMax
 }
 
-// Reconcile runs the bootstrap steps that are not done yet. A bootstrapped
-// mgr costs only cache reads: no ceph call and no API write.
+// Reconcile brings one mgr Deployment one step further: it loads the scope,
+// runs the bootstrap steps in order (or, for a deleted mgr, the deletion
+// steps) and writes the status once, whatever they return. A bootstrapped mgr
+// costs only cache reads: no ceph call and no API write.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	reconciles.Inc()
 	d := &appsv1.Deployment{}
@@ -125,101 +127,106 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if d.DeletionTimestamp != nil {
 		r.written.Delete(d.UID) // no status is written from here on
 		r.lastGood.Delete(d.UID)
-		return r.finalize(ctx, d, id)
-	}
-	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
-		patch := client.MergeFrom(d.DeepCopy())
-		controllerutil.AddFinalizer(d, contract.FinalizerCephxKey)
-		apiWrites.Inc()
-		if err := r.Client.Patch(ctx, d, patch); err != nil {
+		if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
+			return ctrl.Result{}, nil
+		}
+		s, err := r.newScope(ctx, d, id)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		return runSteps(ctx, s, r.decideKey, r.removeKey, r.dropFinalizer)
 	}
-
-	st := r.readStatus(d)
-	next := st
-	next.LastError, next.ObservedGeneration = "", d.Generation
+	if err := r.addFinalizer(ctx, d); err != nil {
+		return ctrl.Result{}, err
+	}
+	s, err := r.newScope(ctx, d, id)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	// The one place status and failure Events are written, whatever the
 	// steps return.
 	defer func() {
-		err = r.record(ctx, d, next, err)
+		err = r.record(ctx, d, s.next, err)
 		res, err = r.unavailableRetry(req.NamespacedName, res, err)
 	}()
-	return r.bootstrap(ctx, &scope{r: r, d: d, id: id}, st, &next)
+	return runSteps(ctx, s,
+		always(r.ensureServices), // the cluster's metrics and dashboard Services (services.go)
+		always(r.ensurePDB),      // its PodDisruptionBudget, from two mgrs on (pdb.go)
+		always(r.ensureKeyring),  // the mgr's cephx key and keyring Secret (keyring.go)
+		r.chooseModules,          // the cluster's module set (modules.go)
+		r.atRest,                 // nothing changed since the mgr was Ready: done
+		r.waitForPod,             // no Ceph call before the mgr's pod is Ready
+		r.enableModules,          // the module plan for the mgr's release (modules.go)
+	)
 }
 
-// bootstrap runs the steps in order, stopping at the first that is not done;
-// it sets next (phase, modules, dashboard) and leaves writing it to record.
-func (r *Reconciler) bootstrap(ctx context.Context, b *scope, st Status, next *Status) (ctrl.Result, error) {
-	d, id := b.d, b.id
-	// The namespace's mgrs: how many (the PDB) and what modules they ask for.
-	ds := &appsv1.DeploymentList{}
-	if err := r.Client.List(ctx, ds, client.InNamespace(d.Namespace), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
-		return ctrl.Result{}, err
+// A reconcileStep is one step of a reconcile. It returns stop to end the
+// reconcile there (res then says when to look again, if no watch brings the
+// mgr back); an error ends it too.
+type reconcileStep func(ctx context.Context, s *scope) (res ctrl.Result, stop bool, err error)
+
+// runSteps runs steps in order until one stops or fails.
+func runSteps(ctx context.Context, s *scope, steps ...reconcileStep) (ctrl.Result, error) {
+	for _, step := range steps {
+		if res, stop, err := step(ctx, s); stop || err != nil {
+			return res, err
+		}
 	}
-	if err := r.ensureServices(ctx, d, id); err != nil {
-		return ctrl.Result{}, err
+	return ctrl.Result{}, nil
+}
+
+// always is a step that never ends the reconcile early unless it fails.
+func always(step func(context.Context, *scope) error) reconcileStep {
+	return func(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+		return ctrl.Result{}, false, step(ctx, s)
 	}
-	if err := r.ensurePDB(ctx, d, ds.Items); err != nil {
-		return ctrl.Result{}, err
+}
+
+// addFinalizer makes the mgr's deletion wait for its cephx key's removal.
+func (r *Reconciler) addFinalizer(ctx context.Context, d *appsv1.Deployment) error {
+	if controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
+		return nil
 	}
-	if err := b.ensureKeyring(ctx, st, next); err != nil {
-		return ctrl.Result{}, err
-	}
-	if why := notChosen(d, r.ModuleChoices); why != "" {
-		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModulesNotChosen, "EnableModule", "%s", why)
-	}
-	want, conflict := clusterModules(ds.Items, d.Namespace, r.Modules, r.ModuleChoices)
-	if conflict != "" {
-		// Reported, not fought over: nothing changes until the annotations agree.
-		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModulesConflict, "EnableModule", "%s", conflict)
-		next.Phase, next.LastError = PhaseError, conflict
-		return ctrl.Result{}, nil
-	}
-	if st.Phase == PhaseReady && st.ObservedGeneration == d.Generation && slices.Equal(st.wanted(), sortedCopy(want)) && st.portsSet(d) {
-		return ctrl.Result{}, nil // at rest
-	}
+	patch := client.MergeFrom(d.DeepCopy())
+	controllerutil.AddFinalizer(d, contract.FinalizerCephxKey)
+	apiWrites.Inc()
+	return r.Client.Patch(ctx, d, patch)
+}
+
+// atRest ends a reconcile that finds the mgr Ready for this generation with
+// the modules the cluster wants and its ports set: it costs no ceph call.
+func (r *Reconciler) atRest(_ context.Context, s *scope) (ctrl.Result, bool, error) {
+	st := s.prev
+	rest := st.Phase == PhaseReady && st.ObservedGeneration == s.d.Generation && slices.Equal(st.wanted(), sortedCopy(s.want)) && st.portsSet(s.d)
+	return ctrl.Result{}, rest, nil
+}
+
+// waitForPod ends a reconcile while none of the mgr's pods is Ready: the pod
+// watch brings it back.
+func (r *Reconciler) waitForPod(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(d.Namespace),
-		client.MatchingLabels{contract.LabelApp: contract.AppName, contract.LabelMgrID: id}); err != nil {
-		return ctrl.Result{}, err
+	if err := r.Client.List(ctx, pods, client.InNamespace(s.d.Namespace),
+		client.MatchingLabels{contract.LabelApp: contract.AppName, contract.LabelMgrID: s.id}); err != nil {
+		return ctrl.Result{}, true, err
 	}
 	if !podReady(pods.Items) {
-		next.Phase = PhaseWaitingForPod
-		return ctrl.Result{}, nil // the pod watch brings us back
+		s.next.Phase = PhaseWaitingForPod
+		return ctrl.Result{}, true, nil
 	}
-	if len(want) == 0 && len(st.Modules) == 0 {
-		// No module wanted, none to turn off: nothing to ask Ceph.
-		next.Phase, next.Modules, next.Unavailable, next.Dashboard = PhaseReady, nil, nil, false
-		return ctrl.Result{}, nil
+	return ctrl.Result{}, false, nil
+}
+
+// podReady reports whether any live pod of the list is Ready.
+func podReady(pods []corev1.Pod) bool {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
 	}
-	conn, err := b.conn(ctx)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	// The modules are the cluster's: one mgr of a namespace reads the mgr
-	// map and runs its plan at a time, so two never turn a module on or off twice.
-	// Waiting is bounded: while another mgr's plan runs (its retries may take
-	// ModuleTimeout), this one comes back later and frees its worker.
-	lockCtx, cancel := context.WithTimeout(ctx, time.Second)
-	unlock, err := r.lockCluster(lockCtx, d.Namespace)
-	cancel()
-	if err != nil {
-		logf.FromContext(ctx).V(1).Info("another mgr of the cluster is running the module plan; looking again shortly")
-		return ctrl.Result{RequeueAfter: max(r.RetryInterval, time.Second)}, nil
-	}
-	defer unlock()
-	mgrMap, err := r.Ceph.MgrDump(ctx, conn)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !mgrMap.Available || !mgrMap.Knows(id) {
-		next.Phase = PhaseWaitingForMgr
-		return ctrl.Result{RequeueAfter: r.WaitForMgr}, nil
-	}
-	if err := b.enableModules(ctx, conn, mgrMap, want, st, next); err != nil {
-		return ctrl.Result{}, err
-	}
-	next.Phase = PhaseReady
-	return ctrl.Result{}, nil
+	return false
 }

@@ -16,32 +16,54 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// scope is everything one reconcile of one mgr knows: the controller, the
-// Deployment as read from the cache, its mgr id, and the connection to the
-// namespace's Ceph cluster, read lazily (only when a ceph call is due) and at
-// most once.
+// scope is everything one reconcile of one mgr knows. Each step reads it and
+// adds to it; nothing in it is read twice.
 type scope struct {
-	r  *Reconciler
+	// d is the Deployment as read from the cache, id its mgr id.
 	d  *appsv1.Deployment
 	id string
-	// c and cerr are the connection, or why there is none, once conn ran.
+	// mgrs are the namespace's mgr Deployments (from the cache, listed once).
+	mgrs []appsv1.Deployment
+	// prev is the status the controller may act on (readStatus); next is
+	// the one the steps build, written once when the reconcile ends (record).
+	prev, next Status
+	// want is the cluster's module set (chooseModules).
+	want []string
+	// keyKept is set when a deleted mgr's cephx key stays in Ceph (decideKey).
+	keyKept bool
+	// c and cerr are the connection to the namespace's Ceph cluster, or why
+	// there is none, once conn ran: read only when a ceph call is due, and
+	// at most once.
 	c    *ceph.Conn
 	cerr error
 }
 
+// newScope loads what every reconcile of mgr id needs: the namespace's mgrs
+// and the verified status.
+func (r *Reconciler) newScope(ctx context.Context, d *appsv1.Deployment, id string) (*scope, error) {
+	ds := &appsv1.DeploymentList{}
+	if err := r.Client.List(ctx, ds, client.InNamespace(d.Namespace), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		return nil, err
+	}
+	s := &scope{d: d, id: id, mgrs: ds.Items, prev: r.readStatus(d)}
+	s.next = s.prev
+	s.next.LastError, s.next.ObservedGeneration = "", d.Generation
+	return s, nil
+}
+
 // conn reads the namespace's mon_host and admin keyring, once per reconcile
 // and only when a ceph call is needed.
-func (b *scope) conn(ctx context.Context) (ceph.Conn, error) {
-	if b.c != nil || b.cerr != nil {
-		return derefConn(b.c), b.cerr
+func (r *Reconciler) conn(ctx context.Context, s *scope) (ceph.Conn, error) {
+	if s.c == nil && s.cerr == nil {
+		c, err := r.clusterConn(ctx, s.d.Namespace)
+		if s.cerr = err; err == nil {
+			s.c = &c
+		}
 	}
-	c, err := b.r.clusterConn(ctx, b.d.Namespace)
-	if err != nil {
-		b.cerr = err
-		return ceph.Conn{}, err
+	if s.cerr != nil {
+		return ceph.Conn{}, s.cerr
 	}
-	b.c = &c
-	return c, nil
+	return *s.c, nil
 }
 
 // clusterConn reads namespace ns's mon_host and admin keyring by name,
@@ -68,11 +90,4 @@ func (r *Reconciler) clusterConn(ctx context.Context, ns string) (ceph.Conn, err
 		return ceph.Conn{}, fmt.Errorf("%w: namespace %s lacks %v", errClusterMissing, ns, missing)
 	}
 	return ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[contract.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[contract.KeyringKey]}, nil
-}
-
-func derefConn(c *ceph.Conn) ceph.Conn {
-	if c == nil {
-		return ceph.Conn{}
-	}
-	return *c
 }

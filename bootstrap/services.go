@@ -6,11 +6,13 @@ package bootstrap
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -25,7 +27,8 @@ import (
 // Service edited or deleted is repaired (the Service watch brings us back).
 // The per-mgr Services of earlier versions, controlled by d, are removed. A
 // Service of these names that another object controls is not touched.
-func (r *Reconciler) ensureServices(ctx context.Context, d *appsv1.Deployment, id string) error {
+func (r *Reconciler) ensureServices(ctx context.Context, s *scope) error {
+	d, id := s.d, s.id
 	created := 0
 	for _, want := range desiredServices(d.Namespace) {
 		have := &corev1.Service{}
@@ -116,6 +119,54 @@ func (r *Reconciler) removeLegacyServices(ctx context.Context, d *appsv1.Deploym
 func isOwner(o metav1.Object, d *appsv1.Deployment) bool {
 	for _, ref := range o.GetOwnerReferences() {
 		if ref.UID == d.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterLabels mark the namespace's shared objects (Services, the PDB).
+func clusterLabels(namespace string) map[string]string {
+	return map[string]string{contract.LabelApp: contract.AppName, contract.LabelRookCluster: namespace}
+}
+
+// desiredServices are the cluster's metrics Service (Rook's
+// makeMetricsService) and dashboard Service (configureDashboard), selecting
+// the active mgr (label mgr_role=active) and targeting the container ports
+// by name, so each mgr is reached on its own ports.
+func desiredServices(namespace string) []*corev1.Service {
+	selector := clusterLabels(namespace)
+	selector[contract.LabelMgrRole] = contract.RoleActive
+	svc := func(name, portName string, port int32, target string) *corev1.Service {
+		return &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: clusterLabels(namespace)},
+			Spec: corev1.ServiceSpec{
+				Type:     corev1.ServiceTypeClusterIP,
+				Selector: selector,
+				Ports: []corev1.ServicePort{{Name: portName, Port: port, Protocol: corev1.ProtocolTCP,
+					TargetPort: intstr.FromString(target)}},
+			},
+		}
+	}
+	return []*corev1.Service{
+		svc(contract.MetricsServiceName, contract.PortNameMetrics, contract.PortMetrics, contract.PortNameMetrics),
+		svc(contract.DashboardServiceName, "https-dashboard", contract.PortDashboard, contract.PortNameDash),
+	}
+}
+
+// serviceDrifted reports whether the fields we own differ from want.
+func serviceDrifted(have, want *corev1.Service) bool {
+	if !maps.Equal(have.Spec.Selector, want.Spec.Selector) || have.Spec.Type != want.Spec.Type || len(have.Spec.Ports) != len(want.Spec.Ports) {
+		return true
+	}
+	for i, w := range want.Spec.Ports {
+		h := have.Spec.Ports[i]
+		if h.Name != w.Name || h.Port != w.Port || h.Protocol != w.Protocol || h.TargetPort != w.TargetPort {
+			return true
+		}
+	}
+	for k, v := range want.Labels {
+		if have.Labels[k] != v {
 			return true
 		}
 	}

@@ -36,7 +36,7 @@ func TestSharedObjectsOfOthersAreLeftAlone(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d, svc, pdb).Build()
 	r := &Reconciler{Client: cl, APIReader: cl, Recorder: events.NewFakeRecorder(8)}
 
-	if err := r.ensureServices(ctx, d, "a"); err != nil {
+	if err := r.ensureServices(ctx, &scope{d: d, id: "a"}); err != nil {
 		t.Fatalf("ensureServices: %v; a Service of another must not block the mgr", err)
 	}
 	got := &corev1.Service{}
@@ -47,7 +47,7 @@ func TestSharedObjectsOfOthersAreLeftAlone(t *testing.T) {
 		t.Errorf("Rook's Service was changed: selector %v, owners %v", got.Spec.Selector, got.OwnerReferences)
 	}
 	// One managed mgr: the controller would remove its own PDB, not Rook's.
-	if err := r.ensurePDB(ctx, d, []appsv1.Deployment{*d}); err != nil {
+	if err := r.ensurePDB(ctx, &scope{d: d, id: "a", mgrs: []appsv1.Deployment{*d}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.Get(ctx, client.ObjectKeyFromObject(pdb), &policyv1.PodDisruptionBudget{}); err != nil {
@@ -58,7 +58,7 @@ func TestSharedObjectsOfOthersAreLeftAlone(t *testing.T) {
 	ours.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID}}
 	cl = fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d, ours).Build()
 	r = &Reconciler{Client: cl, APIReader: cl, Recorder: events.NewFakeRecorder(8)}
-	if err := r.ensurePDB(ctx, d, []appsv1.Deployment{*d}); err != nil {
+	if err := r.ensurePDB(ctx, &scope{d: d, id: "a", mgrs: []appsv1.Deployment{*d}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.Get(ctx, client.ObjectKeyFromObject(ours), &policyv1.PodDisruptionBudget{}); err == nil {

@@ -1,0 +1,98 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// TestDeletionSteps: a deleted mgr's cephx key goes only when the controller
+// made it and nothing else uses it; a cluster that does not answer holds the
+// deletion until the finalizer timeout, never past it; every outcome but a
+// retry lets the Deployment go.
+func TestDeletionSteps(t *testing.T) {
+	unavailable := &ceph.Error{Command: "auth rm", Unavailable: true}
+	for name, tc := range map[string]struct {
+		owned      bool          // the sealed status records the key as the controller's
+		otherMgr   bool          // another Deployment runs mgr a
+		removeErr  error         // what Ceph answers to the removal
+		deletedAgo time.Duration // since the deletion began
+		calls      []string
+		reason     string // the Event
+		released   bool
+	}{
+		"the controller's key: removed":       {owned: true, calls: []string{"rm"}, reason: ReasonKeyRemoved, released: true},
+		"a key it did not make: kept":         {calls: nil, reason: ReasonKeyKept, released: true},
+		"a key another mgr uses: kept":        {owned: true, otherMgr: true, calls: nil, reason: ReasonKeyKept, released: true},
+		"cluster down: retried":               {owned: true, removeErr: unavailable, deletedAgo: time.Second, calls: []string{"rm"}, reason: ReasonCephUnavailable},
+		"cluster down past the timeout: kept": {owned: true, removeErr: unavailable, deletedAgo: 3 * time.Minute, calls: []string{"rm"}, reason: ReasonKeyRemovalAbandoned, released: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			key := []byte("status key")
+			seal := &sealer{}
+			seal.key.Store(&key)
+			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+			d.Finalizers = []string{contract.FinalizerCephxKey}
+			d.DeletionTimestamp = &metav1.Time{Time: time.Now().Add(-tc.deletedAgo)}
+			st := Status{Phase: PhaseReady, KeyOwned: tc.owned}
+			st.Seal = seal.seal(d.UID, st)
+			d.Annotations = map[string]string{contract.AnnotationBootstrapStatus: st.encode()}
+			objs := []client.Object{d,
+				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: contract.ConfigSecretName}, Data: map[string][]byte{contract.ConfigSecretMonHostKey: []byte("[v2:10.0.0.1:3300]")}},
+				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: contract.AdminKeyringSecretName}, Data: map[string][]byte{contract.KeyringKey: []byte("[client.admin]\n\tkey = AQ==\n")}},
+			}
+			if tc.otherMgr {
+				objs = append(objs, mgr("rook-ceph-mgr-a-new", "a", "uid-a2"))
+			}
+			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build()
+			rec := events.NewFakeRecorder(8)
+			ks := &keyStore{keys: map[string]string{"mgr.a": "mon allow profile mgr"}, removeErr: tc.removeErr}
+			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: rec, seal: seal,
+				Options: Options{FinalizerTimeout: 2 * time.Minute, CephRetryMax: 10 * time.Second}}
+			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ks.calls, tc.calls) {
+				t.Errorf("ceph calls %v, want %v", ks.calls, tc.calls)
+			}
+			got := &appsv1.Deployment{}
+			gone := apierrors.IsNotFound(cl.Get(context.Background(), client.ObjectKeyFromObject(d), got))
+			if gone != tc.released {
+				t.Errorf("released %v (finalizers %v), want %v", gone, got.Finalizers, tc.released)
+			}
+			if !tc.released && (res.RequeueAfter == 0 || res.RequeueAfter > 10*time.Second) {
+				t.Errorf("looked at again after %v, want within the retry cap", res.RequeueAfter)
+			}
+			select {
+			case e := <-rec.Events:
+				if !strings.Contains(e, tc.reason) {
+					t.Errorf("event %q, want reason %s", e, tc.reason)
+				}
+			default:
+				t.Errorf("no event, want %s", tc.reason)
+			}
+			if _, kept := ks.keys["mgr.a"]; kept == (tc.calls != nil && tc.removeErr == nil) {
+				t.Errorf("key in Ceph afterwards: %v", kept)
+			}
+		})
+	}
+}

@@ -1,0 +1,51 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap
+
+import (
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+func TestPlanRoles(t *testing.T) {
+	pod := func(name, id, role string) corev1.Pod {
+		p := corev1.Pod{}
+		p.Name, p.Labels = name, map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id}
+		if role != "" {
+			p.Labels[contract.LabelMgrRole] = role
+		}
+		return p
+	}
+	deleting := pod("a-old", "a", "")
+	deleting.DeletionTimestamp = &metav1.Time{}
+	for name, tc := range map[string]struct {
+		active string
+		pods   []corev1.Pod
+		want   []roleChange
+	}{
+		"first labels": {"a", []corev1.Pod{pod("a-1", "a", ""), pod("b-1", "b", "")},
+			[]roleChange{{"a-1", "a", "active"}, {"b-1", "b", "standby"}}},
+		"failover": {"b", []corev1.Pod{pod("a-1", "a", "active"), pod("b-1", "b", "standby")},
+			[]roleChange{{"a-1", "a", "standby"}, {"b-1", "b", "active"}}},
+		"at rest: nothing": {"a", []corev1.Pod{pod("a-1", "a", "active"), pod("b-1", "b", "standby")}, nil},
+		"a hand-set wrong label is corrected": {"a", []corev1.Pod{pod("a-1", "a", "active"), pod("b-1", "b", "active")},
+			[]roleChange{{"b-1", "b", "standby"}}},
+		"no active mgr known: labels stay":                   {"", []corev1.Pod{pod("a-1", "a", "active"), pod("b-1", "b", "")}, nil},
+		"pods being deleted and pods without an id are left": {"a", []corev1.Pod{deleting, pod("x", "", "")}, nil},
+		"an active mgr without a pod here: every pod standby": {"c", []corev1.Pod{pod("a-1", "a", "active")},
+			[]roleChange{{"a-1", "a", "standby"}}},
+		"a pod of a mgr the controller does not manage (Rook's) is left": {"a", []corev1.Pod{pod("a-1", "a", "active"), pod("r-1", "r", "")}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := planRoles(tc.active, []string{"a", "b", "c"}, tc.pods); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("planRoles(%q) = %v, want %v", tc.active, got, tc.want)
+			}
+		})
+	}
+}
