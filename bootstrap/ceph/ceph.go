@@ -293,12 +293,35 @@ func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) 
 	return nil, &Error{Command: c.Name, Errno: code, Message: msg}
 }
 
-// runLocked runs cmd on one OS thread: Pdeathsig fires when the thread that
-// started the child exits, and the Go runtime may retire an idle thread.
+// runLocked runs cmd to its end from a locked OS thread (startLocked).
 func runLocked(cmd *exec.Cmd) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return cmd.Run()
+	ended := make(chan struct{})
+	defer close(ended)
+	if err := startLocked(cmd, ended); err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
+// startLocked starts cmd from a locked OS thread. A child's Pdeathsig fires
+// when the thread that started it exits, and the Go runtime may retire an
+// idle thread, so the thread stays locked to this goroutine until the child
+// has ended (until closes). It is then unlocked, not ended: ending a thread
+// would fire the Pdeathsig of any child some other goroutine once started
+// from it.
+func startLocked(cmd *exec.Cmd, until <-chan struct{}) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			errc <- err
+			return
+		}
+		errc <- nil
+		<-until
+	}()
+	return <-errc
 }
 
 // memFile is an anonymous in-memory file holding data (memfd), sealed

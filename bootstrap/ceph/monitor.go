@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -261,7 +260,7 @@ func startMonitor(python string) (*monitorProc, error) {
 		return nil, err
 	}
 	p := &monitorProc{stdin: stdin, pending: map[int64]chan monitorAnswer{}, done: make(chan struct{})}
-	if err := runLockedStart(cmd, p.done); err != nil {
+	if err := startLocked(cmd, p.done); err != nil {
 		return nil, err
 	}
 	p.pid = cmd.Process.Pid
@@ -303,26 +302,6 @@ func startMonitor(python string) (*monitorProc, error) {
 		return nil, errors.New("the helper did not start within 30s")
 	}
 	return p, nil
-}
-
-// runLockedStart starts cmd from a locked OS thread, as runLocked does: the
-// helper's Pdeathsig fires when the thread that started it exits, so the
-// thread stays locked to this goroutine until the helper has ended (until
-// closes). It is then unlocked, not ended: ending a thread would fire the
-// Pdeathsig of any child some other goroutine once started from it.
-func runLockedStart(cmd *exec.Cmd, until <-chan struct{}) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			errc <- err
-			return
-		}
-		errc <- nil
-		<-until
-	}()
-	return <-errc
 }
 
 func (p *monitorProc) send(req monitorRequest) (chan monitorAnswer, error) {
