@@ -48,7 +48,7 @@ type fleetCluster struct {
 // controller each namespace is a cluster of its own (its own Secrets,
 // connection, breaker and schedule), and a failover of a real cluster is one
 // for each of them, which is what the run measures.
-func runFleet(o fleetOptions) error {
+func runFleet(o fleetOptions) (err error) {
 	ctx := context.Background()
 	hole, err := blackhole()
 	if err != nil {
@@ -87,7 +87,7 @@ func runFleet(o fleetOptions) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { keepLogOnFailure(dir, err) }()
 	logPath := filepath.Join(dir, "bootstrap.log")
 	port, err := testenv.FreePort()
 	if err != nil {

@@ -59,7 +59,7 @@ func main() {
 	}
 }
 
-func run(n, nss int, binDir string) error {
+func run(n, nss int, binDir string) (err error) {
 	ctx := context.Background()
 	cc, err := cephtest.Start(ctx, cephtest.Options{})
 	if err != nil {
@@ -82,7 +82,7 @@ func run(n, nss int, binDir string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { keepLogOnFailure(dir, err) }()
 	start := func() (*testenv.Process, int, error) {
 		port, err := testenv.FreePort()
 		if err != nil {
@@ -334,4 +334,17 @@ func scrape(port int) (map[string]float64, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// keepLogOnFailure removes the bench's directory after a run that succeeded.
+// After a failure it keeps it and prints the end of the controller's log:
+// the log is what explains the failure.
+func keepLogOnFailure(dir string, err error) {
+	if err == nil {
+		os.RemoveAll(dir)
+		return
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "bootstrap.log"))
+	lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
+	fmt.Fprintf(os.Stderr, "the controller's log is kept in %s; its last lines:\n%s\n", dir, strings.Join(lines[max(0, len(lines)-40):], "\n"))
 }
