@@ -4,19 +4,17 @@
 package testenv
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -46,19 +44,19 @@ func realNodeCerts(env *envtest.Environment) (dir string, err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	ca, caKey, err := newCert(nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "mgr-webhook real-node CA"},
+	ca, caKey, err := NewCert(nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "mgr-webhook real-node CA"},
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature})
 	if err != nil {
 		return "", err
 	}
-	serving, servingKey, err := newCert(ca, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "kube-apiserver"},
+	serving, servingKey, err := NewCert(ca, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "kube-apiserver"},
 		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(host), net.ParseIP(kubernetesServiceIP)},
 		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	if err != nil {
 		return "", err
 	}
-	kubeletClient, kubeletClientKey, err := newCert(ca, caKey, &x509.Certificate{
+	kubeletClient, kubeletClientKey, err := NewCert(ca, caKey, &x509.Certificate{
 		Subject:  pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 	if err != nil {
@@ -73,13 +71,15 @@ func realNodeCerts(env *envtest.Environment) (dir string, err error) {
 		return "", err
 	}
 	files := map[string][]byte{
-		"apiserver.crt":      pemBlock("CERTIFICATE", serving.Raw),
-		"apiserver.key":      mustECKey(servingKey),
-		"kubelet-client.crt": pemBlock("CERTIFICATE", kubeletClient.Raw),
-		"kubelet-client.key": mustECKey(kubeletClientKey),
-		KubeletClientCAFile:  pemBlock("CERTIFICATE", ca.Raw),
-		"sa-signer.crt":      pemBlock("PUBLIC KEY", saPub),
-		"sa-signer.key":      mustECKey(saKey),
+		"apiserver.crt":      CertPEM(serving),
+		"kubelet-client.crt": CertPEM(kubeletClient),
+		KubeletClientCAFile:  CertPEM(ca),
+		"sa-signer.crt":      pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
+	}
+	for name, k := range map[string]crypto.Signer{"apiserver.key": servingKey, "kubelet-client.key": kubeletClientKey, "sa-signer.key": saKey} {
+		if files[name], err = KeyPEM(k); err != nil {
+			return "", err
+		}
 	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
@@ -94,7 +94,7 @@ func realNodeCerts(env *envtest.Environment) (dir string, err error) {
 		return "", err
 	}
 	s.SecureServing.Address, s.SecureServing.Port = host, strconv.Itoa(port)
-	s.SecureServing.CA = pemBlock("CERTIFICATE", ca.Raw)
+	s.SecureServing.CA = CertPEM(ca)
 	for k, v := range map[string]string{
 		"advertise-address":               host,
 		"kubelet-client-certificate":      filepath.Join(dir, "kubelet-client.crt"),
@@ -113,43 +113,3 @@ func realNodeCerts(env *envtest.Environment) (dir string, err error) {
 // certificate the API server presents to kubelets: a real node's kubelet
 // trusts it (hack/node.sh, KUBELET_CLIENT_CA).
 const KubeletClientCAFile = "ca.crt"
-
-// newCert makes a certificate of tmpl with a new P-256 key, signed by parent
-// (self-signed when parent is nil).
-func newCert(parent *x509.Certificate, parentKey *ecdsa.PrivateKey, tmpl *x509.Certificate) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl.SerialNumber = serial
-	tmpl.NotBefore = time.Now().Add(-time.Hour)
-	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
-	if parent == nil {
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cert, key, nil
-}
-
-func pemBlock(typ string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-}
-
-func mustECKey(k *ecdsa.PrivateKey) []byte {
-	der, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		panic(err) // only for keys of unknown curves; P-256 always marshals
-	}
-	return pemBlock("EC PRIVATE KEY", der)
-}

@@ -9,9 +9,7 @@ package selfsigned
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -305,23 +303,22 @@ func expiredLeaf(t *testing.T, caBundle, caKeyPEM []byte) ([]byte, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	signer, ok := caKey.(crypto.Signer)
+	if !ok {
+		t.Fatalf("the Secret's CA key is a %T", caKey)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "expired"},
+	leaf, key, err := testenv.NewCert(ca, signer, &x509.Certificate{Subject: pkix.Name{CommonName: "expired"},
 		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: time.Now().Add(-time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pk, err := x509.MarshalPKCS8PrivateKey(key)
+	keyPEM, err := testenv.KeyPEM(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk})
+	return testenv.CertPEM(leaf), keyPEM
 }
 
 // applyRBAC creates the namespace, ServiceAccounts and RBAC of an overlay
