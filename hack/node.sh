@@ -107,7 +107,16 @@ up() {
   # Rook's mgr pods log to a hostPath under /var/lib/rook, which the runtime
   # creates; down removes it when this node made it.
   [ -e /var/lib/rook ] || touch "$NODE_DIR/made-var-lib-rook"
-  node_ip=$(ip -4 route get 1.1.1.1 | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+  # The node's address is the one it reaches the API server from: the API
+  # server's own when it runs on this machine (internal/testenv serves it at
+  # that address), so both sides agree by construction.
+  server=$("$assets/kubectl" --kubeconfig "$KUBECONFIG" config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  server_host=${server#*://}; server_host=${server_host%%/*}; server_host=${server_host%:*}
+  server_ip=$(getent ahostsv4 "$server_host" | awk 'NR == 1 {print $1}')
+  node_ip=$(ip -4 route get "${server_ip:?cannot resolve the API server $server_host of $KUBECONFIG}" | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+  case $node_ip in
+    ""|127.*) die "the API server ($server) is not reachable from a pod network: give it a non-loopback address" ;;
+  esac
   ip netns list | awk '{print $1}' | sort > "$NODE_DIR/netns.before"
 
   cat > "$NODE_DIR/cni/10-bridge.conflist" <<EOF

@@ -18,8 +18,9 @@ import (
 // HostIP is an address of this machine that an EndpointSlice may hold (the
 // API server refuses loopback addresses there): its first non-loopback IPv4.
 func HostIP() (string, error) {
-	// The address of the default route first, as hack/node.sh picks its
-	// node's (a UDP "connection" sends nothing, it only asks for a route).
+	// The address of the default route first (a UDP "connection" sends
+	// nothing, it only asks for a route). A real node's API server serves
+	// here, and hack/node.sh takes its node's address from that server's.
 	if c, err := net.Dial("udp4", "192.0.2.1:9"); err == nil {
 		defer c.Close()
 		return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
