@@ -90,6 +90,10 @@ func run(n, nss int, binDir string) (err error) {
 		}
 		p, err := testenv.Spawn(filepath.Join(binDir, "mgr-bootstrap"), filepath.Join(dir, "bootstrap.log"),
 			"--kubeconfig", api.Kubeconfig, "--leader-elect=false",
+			// The real daemon's key mgr.a existed before the controller:
+			// the module run's namespace adopts it (the key is otherwise
+			// not the controller's to use, and mgr a stays in phase Error).
+			"--adopt-existing-keys=ceph-modules",
 			// The mgrs below choose no module: the policy must offer a choice.
 			"--module-choices="+strings.Join(contract.DefaultModules, ","), "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port), "--metrics-secure=false", "--health-probe-bind-address", "0")
 		return p, port, err
@@ -112,7 +116,7 @@ func run(n, nss int, binDir string) (err error) {
 		}
 	}
 	if err := waitReady(ctx, cl, n, 10*time.Minute); err != nil {
-		return fmt.Errorf("not all %d mgrs bootstrapped (log %s)", n, filepath.Join(dir, "bootstrap.log"))
+		return fmt.Errorf("not all %d mgrs bootstrapped: %w", n, err)
 	}
 	elapsed := time.Since(t0)
 	// The role watcher labels pods on its own clock (5 s): the run is done
@@ -171,7 +175,7 @@ func run(n, nss int, binDir string) (err error) {
 		return err
 	}
 	if err := waitReady(ctx, cl, n+1, 5*time.Minute); err != nil {
-		return fmt.Errorf("mgr a's modules not Ready (log %s)", filepath.Join(dir, "bootstrap.log"))
+		return fmt.Errorf("mgr a's modules not Ready: %w", err)
 	}
 	moduleRun := time.Since(moduleStart)
 	mod, err := scrape(port)
@@ -265,21 +269,32 @@ func createMgr(ctx context.Context, cl client.Client, ns, id, fsid string, annot
 	return cl.Create(ctx, res.Deployment)
 }
 
-// waitReady waits until n mgr Deployments have status Ready.
+// waitReady waits until n mgr Deployments have status Ready. When they do
+// not in time, the error names some that are not, with their phase and
+// lastError: a run that fails says why.
 func waitReady(ctx context.Context, cl client.Client, n int, timeout time.Duration) error {
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	var behind []string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		list := &appsv1.DeploymentList{}
 		if err := cl.List(ctx, list, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
 			return false, nil
 		}
 		ready := 0
+		behind = behind[:0]
 		for _, d := range list.Items {
-			if st, err := bootstrap.StatusOf(&d); err == nil && st.Phase == bootstrap.PhaseReady {
+			st, err := bootstrap.StatusOf(&d)
+			if err == nil && st.Phase == bootstrap.PhaseReady {
 				ready++
+			} else if len(behind) < 5 {
+				behind = append(behind, fmt.Sprintf("%s/%s in phase %q (%s)", d.Namespace, d.Name, st.Phase, st.LastError))
 			}
 		}
 		return ready == n, nil
 	})
+	if err != nil {
+		return fmt.Errorf("%w; not Ready, among others: %s", err, strings.Join(behind, "; "))
+	}
+	return nil
 }
 
 // scrape reads the controller's own counters from its metrics endpoint.
