@@ -33,20 +33,28 @@ func (r *Reconciler) ensureServices(ctx context.Context, s *scope) error {
 	for _, want := range desiredServices(d.Namespace) {
 		have := &corev1.Service{}
 		err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
-		switch {
-		case apierrors.IsNotFound(err):
+		if apierrors.IsNotFound(err) {
 			if err := controllerutil.SetOwnerReference(d, want, r.Client.Scheme()); err != nil {
 				return err
 			}
 			apiWrites.Inc()
-			if err := r.Client.Create(ctx, want); apierrors.IsAlreadyExists(err) {
-				// Not in our cache: it lacks our labels, so it is someone else's.
-				return fmt.Errorf("%w: Service %s exists without label %s=%s; the controller neither adopts nor changes it: delete it, or label it to hand it over",
-					errNotOwned, want.Name, contract.LabelApp, contract.AppName)
-			} else if err != nil {
+			if err = r.Client.Create(ctx, want); err == nil {
+				created++
+				continue
+			}
+			if !apierrors.IsAlreadyExists(err) {
 				return err
 			}
-			created++
+			// There, yet not in the cache: another mgr of the namespace made
+			// it a moment ago (the cache has not caught up), or it lacks our
+			// labels (the cache holds only labelled objects) and is someone
+			// else's. The API server tells which.
+			if err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), have); err == nil && have.Labels[contract.LabelApp] != contract.AppName {
+				return fmt.Errorf("%w: Service %s exists without label %s=%s; the controller neither adopts nor changes it: delete it, or label it to hand it over",
+					errNotOwned, want.Name, contract.LabelApp, contract.AppName)
+			}
+		}
+		switch {
 		case err != nil:
 			return err
 		case metav1.GetControllerOf(have) != nil:
