@@ -119,19 +119,19 @@ func (r *Reconciler) runModulePlan(ctx context.Context, s *scope, conn ceph.Conn
 	})
 	next.CephVersion = rel.String()
 	next.Modules, next.Unavailable = plan.Modules, plan.Unavailable
-	for _, s := range plan.Skipped {
-		if s.Login || !slices.Contains(prev.Unavailable, s.Module) {
-			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModuleUnavailable, "EnableModule", "mgr module %s skipped: %s", s.Module, s.Why)
+	for _, skip := range plan.Skipped {
+		if skip.Login || !slices.Contains(prev.Unavailable, skip.Module) {
+			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonModuleUnavailable, "EnableModule", "mgr module %s skipped: %s", skip.Module, skip.Why)
 		}
 	}
 	var password []byte
-	for _, s := range plan.Steps {
-		if s.Password && password == nil {
+	for _, st := range plan.Steps {
+		if st.Password && password == nil {
 			if password, err = r.dashboardPassword(ctx, d); err != nil {
 				return err
 			}
 		}
-		if err := r.runStep(ctx, conn, s, password); err != nil {
+		if err := r.runStep(ctx, conn, st, password); err != nil {
 			return err
 		}
 	}
