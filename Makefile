@@ -43,7 +43,7 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 	@./hack/install-deps.sh
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
-	{ echo "== Ceph $$(ceph --version | cut -d' ' -f3,5) (host): every package"; \
+	{ echo "== run: Ceph $$(ceph --version | cut -d' ' -f3,5) (host): every package"; \
 	  KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -json ./... || true; \
 	  KUBEBUILDER_ASSETS="$$assets" GO_TEST_FLAGS="$(TEST_FLAGS)" ./hack/ceph-matrix.sh $(CEPH_MATRIX); \
 	} | $(GO) run ./hack/testsummary

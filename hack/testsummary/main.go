@@ -7,8 +7,10 @@
 // skipped test hides a missing component and must not pass as green), and on
 // a package with test files that ran no test. A plain line "== run: <name>"
 // between runs (make test runs some packages again against other Ceph
-// releases) names the runs that follow: their failures carry the name, and the
-// summary lists the runs with their counts.
+// releases) names the runs that follow: their failures carry the name, the
+// summary lists the runs with their counts, and a named run that ran no test
+// at all fails (go test stopped before any package: a go.mod it cannot use,
+// a toolchain it cannot get).
 package main
 
 import (
@@ -97,7 +99,14 @@ func summarize(in io.Reader, out io.Writer) int {
 	for _, p := range empty {
 		fmt.Fprintln(out, "NO TESTS RAN (not allowed):", p)
 	}
-	if len(failed) > 0 || len(skipped) > 0 || len(empty) > 0 || total == 0 {
+	silent := 0
+	for _, r := range runs {
+		if perRun[r] == 0 {
+			fmt.Fprintf(out, "NO TESTS RAN (not allowed) in run %q: see its output above\n", r)
+			silent++
+		}
+	}
+	if len(failed) > 0 || len(skipped) > 0 || len(empty) > 0 || silent > 0 || total == 0 {
 		return 1
 	}
 	return 0

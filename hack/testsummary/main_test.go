@@ -45,6 +45,12 @@ func TestSummarize(t *testing.T) {
 {"Action":"pass","Package":"p"}
 == run: Ceph 20.2.4 (sid)
 {"Action":"pass","Package":"p"}`, 1, "NO TESTS RAN (not allowed): p [Ceph 20.2.4 (sid)]"},
+		"a named run where go test never started fails": {`== run: Ceph 16.2.15 (host): every package
+go: updates to go.mod needed; to update it:
+	go mod tidy
+== run: Ceph 20.2.4 (sid)
+{"Action":"pass","Package":"p","Test":"T"}
+{"Action":"pass","Package":"p"}`, 1, `NO TESTS RAN (not allowed) in run "Ceph 16.2.15 (host): every package"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out strings.Builder
