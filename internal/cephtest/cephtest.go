@@ -142,7 +142,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			[]string{"config", "set", "mgr." + id, "mgr/dashboard/ssl_server_port", strconv.Itoa(c.MgrPorts[id][1]), "--force"})
 	}
 	for _, s := range setup {
-		if _, err := c.Ceph(ctx, s...); err != nil {
+		if err := c.setup(ctx, s...); err != nil {
 			return c, err
 		}
 	}
@@ -219,17 +219,49 @@ func (c *Cluster) Ceph(ctx context.Context, args ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// exited names a daemon of the cluster that has exited ("" while all run).
+func (c *Cluster) exited() string {
+	for i, done := range c.done {
+		select {
+		case <-done:
+			return strings.Join(c.procs[i].Args, " ")
+		default:
+		}
+	}
+	return ""
+}
+
+// setup runs one setup command until it succeeds. Right after the mon
+// starts, on a loaded machine, one CLI call (a Python start and a first
+// connection) can outlast Ceph's per-call deadline, so the command (each is
+// idempotent) is tried again while the daemons run. It fails at once when a
+// daemon exits; the bound guards against a hang, not a guess at the
+// machine's speed.
+func (c *Cluster) setup(ctx context.Context, args ...string) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if name := c.exited(); name != "" {
+			return fmt.Errorf("%s exited during setup (ceph %s); logs in %s", name, strings.Join(args, " "), filepath.Join(c.Dir, "log"))
+		}
+		_, err := c.Ceph(ctx, args...)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // WaitMgrAvailable waits until `ceph mgr stat` reports an available mgr,
 // and fails at once when one of the cluster's daemons has exited.
 func (c *Cluster) WaitMgrAvailable(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		for i, done := range c.done {
-			select {
-			case <-done:
-				return fmt.Errorf("%s exited while waiting for mgr.%s to be available; logs in %s", strings.Join(c.procs[i].Args, " "), c.MgrID, filepath.Join(c.Dir, "log"))
-			default:
-			}
+		if name := c.exited(); name != "" {
+			return fmt.Errorf("%s exited while waiting for mgr.%s to be available; logs in %s", name, c.MgrID, filepath.Join(c.Dir, "log"))
 		}
 		out, err := c.Ceph(ctx, "mgr", "stat")
 		var st struct {
