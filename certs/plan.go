@@ -35,13 +35,42 @@ const (
 )
 
 // Lifetimes say how long certificates live; each is renewed once less than a
-// third of its life remains.
+// third of its life remains. Settle is how long the API server is given to
+// act on a caBundle change: a new CA signs only once it has been in every
+// webhook's bundle that long, and the bundles drop a CA only once the serving
+// certificate that replaced its own has been out that long (the API server
+// applies a changed caBundle when its informer sees it, the replicas load a
+// new certificate when theirs does; neither says when).
 type Lifetimes struct {
-	CA, Serving time.Duration
+	CA, Serving, Settle time.Duration
 }
 
-// DefaultLifetimes: a 10-year CA and 90-day serving certificates.
-var DefaultLifetimes = Lifetimes{CA: 10 * 365 * 24 * time.Hour, Serving: 90 * 24 * time.Hour}
+// DefaultLifetimes: a 10-year CA, 90-day serving certificates, 10 s to settle.
+var DefaultLifetimes = Lifetimes{CA: 10 * 365 * 24 * time.Hour, Serving: 90 * 24 * time.Hour, Settle: 10 * time.Second}
+
+// backdate is how far before its issue a certificate is valid (clock skew);
+// a certificate was made at NotBefore+backdate.
+const backdate = time.Minute
+
+// Trust is the caBundle of every installed webhook: what the API server
+// verifies the replicas' certificate with.
+type Trust [][]byte
+
+// carried reports whether any webhook carries a bundle. With none there is
+// nothing the replicas must keep verifying against (a first install).
+func (t Trust) carried() bool {
+	return slices.ContainsFunc(t, func(b []byte) bool { return len(b) > 0 })
+}
+
+// holds reports whether every webhook that carries a bundle holds ca.
+func (t Trust) holds(ca *x509.Certificate) bool {
+	for _, b := range t {
+		if len(b) > 0 && !bundleHolds(b, ca.Raw) {
+			return false
+		}
+	}
+	return true
+}
 
 // Hosts are the names the serving certificate must cover.
 type Hosts struct {
@@ -91,12 +120,12 @@ func (rs Reasons) String() string {
 // errMissing is parseCA's answer for no CA at all: a first install, not a repair.
 var errMissing = errors.New("missing")
 
-// Plan decides what the Secret's data must become at now. trusted says
-// whether the webhook configurations already carry the current CA: a serving
-// certificate from a new CA is only issued once they do, so that no request
-// ever meets a certificate the API server does not trust yet. It returns the
-// new data and why it changed (nil reasons: keep as is).
-func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, trusted bool) (map[string][]byte, Reasons, error) {
+// Plan decides what the Secret's data must become at now, given the bundles
+// the webhooks carry. A serving certificate is signed by the newest CA that
+// can sign it (canSign): one the API server has trusted for life.Settle, so
+// that no request meets a certificate it cannot verify yet. It returns the new
+// data and why it changed (nil reasons: keep as is).
+func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, trust Trust) (map[string][]byte, Reasons, error) {
 	out := map[string][]byte{}
 	for k, v := range data {
 		out[k] = v
@@ -104,20 +133,27 @@ func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, tr
 	var reasons Reasons
 
 	cas, caKey, caErr := parseCA(out[CACertKey], out[CAKeyKey])
+	// The signing keys of the bundle: only the current CA's is stored.
+	keys := map[*x509.Certificate]crypto.Signer{}
+	if caErr == nil {
+		keys[cas[0]] = caKey
+	}
 	if caErr != nil || needsRenewal(cas[0], now, life.CA) {
 		if caErr != nil {
 			reasons = append(reasons, Reason{Message: "CA " + caErr.Error() + ": new CA", Repair: !errors.Is(caErr, errMissing)})
-			// Nothing verifiable to keep serving: issue from the new CA at once.
-			cas, trusted = nil, true
+			// Nothing verifiable is left in the Secret; the replicas go on
+			// serving their certificate, which the webhooks' bundles verify,
+			// until the new CA has settled there.
+			cas = nil
 		} else {
 			reasons = append(reasons, Reason{Message: fmt.Sprintf("CA expires %s: new CA, the old one stays in the bundle", cas[0].NotAfter.UTC().Format(time.RFC3339))})
-			trusted = false
 		}
 		ca, key, err := newCA(now, life.CA)
 		if err != nil {
 			return nil, nil, err
 		}
 		cas, caKey = append([]*x509.Certificate{ca}, cas...), key
+		keys[ca] = key
 	}
 	// Expired CAs leave the bundle.
 	cas = append(cas[:1], slices.DeleteFunc(cas[1:], func(c *x509.Certificate) bool { return !now.Before(c.NotAfter) })...)
@@ -125,17 +161,36 @@ func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, tr
 		return nil, nil, err
 	}
 
+	canSign := func(ca *x509.Certificate) bool {
+		if keys[ca] == nil || ca.NotAfter.Sub(now) <= life.Serving/3 {
+			return false // no key, or what it signs would need renewal at once
+		}
+		return !trust.carried() || trust.holds(ca) && !now.Before(ca.NotBefore.Add(backdate+life.Settle))
+	}
+	// The newest CA that can sign: the current one, or in the check that
+	// renews the CA, the previous one while the new one settles.
+	var signer *x509.Certificate
+	for _, c := range cas {
+		if canSign(c) {
+			signer = c
+			break
+		}
+	}
 	why, byOlderCA, broken := leafProblem(out[TLSCertKey], out[TLSKeyKey], cas, hosts, now, life.Serving)
-	if why != "" && !(byOlderCA && !trusted) {
-		certPEM, keyPEM, err := newServing(now, life.Serving, hosts, cas[0], caKey)
+	switch {
+	case why == "" || byOlderCA && signer != cas[0]:
+		// Fine, or signed by a previous CA, kept until the new one has
+		// settled in the webhooks' bundles.
+	case signer == nil:
+		reasons = append(reasons, Reason{Message: "serving certificate " + why + ": a new one once the webhooks have trusted the new CA for " + life.Settle.String(), Repair: broken})
+	default:
+		certPEM, keyPEM, err := newServing(now, life.Serving, hosts, signer, keys[signer])
 		if err != nil {
 			return nil, nil, err
 		}
 		out[TLSCertKey], out[TLSKeyKey] = certPEM, keyPEM
 		reasons = append(reasons, Reason{Message: "serving certificate " + why + ": new serving certificate", Repair: broken})
 	}
-	// A serving certificate from an older CA is kept until the webhook
-	// configurations trust the new one; the next check replaces it.
 	changed := false
 	for _, k := range []string{CACertKey, CAKeyKey, TLSCertKey, TLSKeyKey} {
 		changed = changed || !bytes.Equal(out[k], data[k])
@@ -147,6 +202,19 @@ func Plan(now time.Time, data map[string][]byte, hosts Hosts, life Lifetimes, tr
 		reasons = append(reasons, Reason{Message: "expired CA dropped from the bundle"})
 	}
 	return out, reasons, nil
+}
+
+// Settled reports whether the webhooks' bundles may become the Secret's CA
+// bundle, dropping any CA it lacks: the Secret's serving certificate is
+// signed by its current CA and has been out for life.Settle, so the replicas
+// serve it.
+func Settled(now time.Time, data map[string][]byte, life Lifetimes) bool {
+	cas, _, err := parseCA(data[CACertKey], data[CAKeyKey])
+	if err != nil {
+		return false
+	}
+	leaf, err := tlsPair(data[TLSCertKey], data[TLSKeyKey])
+	return err == nil && leaf.CheckSignatureFrom(cas[0]) == nil && !now.Before(leaf.NotBefore.Add(backdate+life.Settle))
 }
 
 // needsRenewal: less than a third of the configured lifetime remains (the
@@ -305,7 +373,7 @@ func newCA(now time.Time, life time.Duration) (*x509.Certificate, crypto.Signer,
 	tmpl := &x509.Certificate{
 		SerialNumber:          sn,
 		Subject:               pkix.Name{CommonName: fmt.Sprintf("mgr-webhook-ca-%d", now.Unix())},
-		NotBefore:             now.Add(-time.Minute),
+		NotBefore:             now.Add(-backdate),
 		NotAfter:              now.Add(life),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
@@ -338,7 +406,7 @@ func newServing(now time.Time, life time.Duration, hosts Hosts, ca *x509.Certifi
 		Subject:      pkix.Name{CommonName: cn},
 		DNSNames:     hosts.DNSNames,
 		IPAddresses:  hosts.IPs,
-		NotBefore:    now.Add(-time.Minute),
+		NotBefore:    now.Add(-backdate),
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
@@ -358,16 +426,18 @@ func newServing(now time.Time, life time.Duration, hosts Hosts, ca *x509.Certifi
 // current CA of the Secret data.
 func Trusts(caBundle []byte, data map[string][]byte) bool {
 	b, _ := pem.Decode(data[CACertKey])
-	if b == nil {
-		return false
-	}
-	for rest := caBundle; ; {
+	return b != nil && bundleHolds(caBundle, b.Bytes)
+}
+
+// bundleHolds reports whether the PEM bundle holds the certificate of DER der.
+func bundleHolds(bundle, der []byte) bool {
+	for rest := bundle; ; {
 		var c *pem.Block
 		c, rest = pem.Decode(rest)
 		if c == nil {
 			return false
 		}
-		if bytes.Equal(c.Bytes, b.Bytes) {
+		if bytes.Equal(c.Bytes, der) {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ package certs
 import (
 	"bytes"
 	"context"
+	"encoding/pem"
 	"fmt"
 	"time"
 
@@ -86,28 +87,26 @@ func (r *Rotator) Ensure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	data, reasons, err := Plan(now(), s.Data, r.Hosts, r.Lifetimes, configs.trust(s.Data))
+	data, reasons, err := Plan(now(), s.Data, r.Hosts, r.Lifetimes, configs.bundles())
 	if err != nil {
 		return err
 	}
-	if reasons != nil {
-		// A repair that had to mint a CA (the Secret deleted or its CA
-		// unusable) issues from it at once: the API server must trust it
-		// before a replica serves what it signed. It joins the bundles the
-		// webhooks carry now, whose CA still verifies what the replicas serve
-		// until they load the new Secret; the next check narrows them to the
-		// Secret's.
-		if (reasons.Repair() || !exists) && !configs.trust(data) && configs.carryCA() {
-			if err := r.trustAlso(ctx, configs, data[CACertKey]); err != nil {
-				return err
-			}
-			return r.write(ctx, s, exists, data, reasons)
-		}
-		if err := r.write(ctx, s, exists, data, reasons); err != nil {
-			return err
-		}
+	if reasons == nil && Settled(now(), data, r.Lifetimes) {
+		// Nothing to write and the replicas serve the Secret's certificate:
+		// the bundles become the Secret's (a hand-edited one is restored, a
+		// CA that left the Secret leaves them).
+		return r.inject(ctx, configs, data[CACertKey])
 	}
-	return r.inject(ctx, configs, data[CACertKey])
+	// Otherwise the bundles only grow: each keeps verifying what the
+	// replicas serve until they load the new Secret, and takes in its CA
+	// before the Secret is written, so the Settle wait starts now.
+	if err := r.trustAlso(ctx, configs, data[CACertKey]); err != nil {
+		return err
+	}
+	if reasons == nil {
+		return nil
+	}
+	return r.write(ctx, s, exists, data, reasons)
 }
 
 func (r *Rotator) write(ctx context.Context, s *corev1.Secret, exists bool, data map[string][]byte, reasons Reasons) error {
@@ -177,30 +176,15 @@ func (r *Rotator) webhookConfigs(ctx context.Context) (webhookConfigs, error) {
 	return out, nil
 }
 
-// trust reports whether every webhook carries the Secret data's current CA
-// (true when none is installed: nothing to wait for).
-func (w webhookConfigs) trust(data map[string][]byte) bool {
+// bundles are the caBundles the webhooks carry.
+func (w webhookConfigs) bundles() Trust {
+	var t Trust
 	for _, c := range w {
 		for _, cc := range c.clients {
-			if !Trusts(cc.CABundle, data) {
-				return false
-			}
+			t = append(t, cc.CABundle)
 		}
 	}
-	return true
-}
-
-// carryCA reports whether any webhook carries a caBundle: one the replicas'
-// certificate may verify against until they load a new one.
-func (w webhookConfigs) carryCA() bool {
-	for _, c := range w {
-		for _, cc := range c.clients {
-			if len(cc.CABundle) > 0 {
-				return true
-			}
-		}
-	}
-	return false
+	return t
 }
 
 // inject sets caBundle on every webhook whose bundle differs.
@@ -208,13 +192,19 @@ func (r *Rotator) inject(ctx context.Context, configs webhookConfigs, bundle []b
 	return r.injectEach(ctx, configs, func([]byte) []byte { return bundle })
 }
 
-// trustAlso appends ca to every webhook's caBundle that lacks it.
-func (r *Rotator) trustAlso(ctx context.Context, configs webhookConfigs, ca []byte) error {
+// trustAlso adds to every webhook's caBundle the CAs of bundle it lacks.
+func (r *Rotator) trustAlso(ctx context.Context, configs webhookConfigs, bundle []byte) error {
 	return r.injectEach(ctx, configs, func(have []byte) []byte {
-		if bytes.Contains(have, bytes.TrimSpace(ca)) {
-			return have
+		out := have
+		for rest := bundle; ; {
+			var b *pem.Block
+			if b, rest = pem.Decode(rest); b == nil {
+				return out
+			}
+			if !bundleHolds(out, b.Bytes) {
+				out = append(bytes.Clone(out), pem.EncodeToMemory(b)...)
+			}
 		}
-		return append(append(bytes.Clone(have), '\n'), ca...)
 	})
 }
 

@@ -6,6 +6,7 @@ package certs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,14 +32,21 @@ type Syncer struct {
 	CertDir               string
 }
 
+// errNoCertificate: the Secret holds a CA but no serving certificate yet.
+var errNoCertificate = errors.New("no serving certificate yet")
+
 // NeedLeaderElection: every replica serves.
 func (s *Syncer) NeedLeaderElection() bool { return false }
 
 // WaitAndWrite waits until the Secret holds a usable certificate and writes
-// it, so the webhook server finds its files when it starts.
-func (s *Syncer) WaitAndWrite(ctx context.Context, timeout time.Duration) error {
+// it, so the webhook server finds its files when it starts. each, when set,
+// runs before every look (the first certificate check).
+func (s *Syncer) WaitAndWrite(ctx context.Context, timeout time.Duration, each func(context.Context)) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if each != nil {
+			each(ctx)
+		}
 		sec, err := s.Clientset.CoreV1().Secrets(s.Namespace).Get(ctx, s.SecretName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			last = fmt.Errorf("Secret %s/%s not created yet", s.Namespace, s.SecretName)
@@ -69,7 +77,10 @@ func (s *Syncer) Start(ctx context.Context) error {
 	inf := f.Core().V1().Secrets().Informer()
 	onChange := func(obj any) {
 		if sec, ok := obj.(*corev1.Secret); ok {
-			if err := s.write(sec); err != nil {
+			switch err := s.write(sec); {
+			case errors.Is(err, errNoCertificate):
+				log.Info("the Secret holds no serving certificate yet (a new CA settling); keeping the current one")
+			case err != nil:
 				log.Error(err, "serving certificate not written; keeping the current one")
 			}
 		}
@@ -87,6 +98,9 @@ func (s *Syncer) Start(ctx context.Context) error {
 // working certificate.
 func (s *Syncer) write(sec *corev1.Secret) error {
 	certPEM, keyPEM := sec.Data[TLSCertKey], sec.Data[TLSKeyKey]
+	if len(certPEM) == 0 && len(keyPEM) == 0 {
+		return fmt.Errorf("Secret %s/%s: %w", sec.Namespace, sec.Name, errNoCertificate)
+	}
 	cert, err := tlsPair(certPEM, keyPEM)
 	if err != nil {
 		return fmt.Errorf("Secret %s/%s: %w", sec.Namespace, sec.Name, err)

@@ -80,7 +80,7 @@ func run(levelsFlag string, duration time.Duration, binDir string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	certData, _, err := certs.Plan(time.Now(), nil, certs.ServiceHosts("localhost", "bench", "127.0.0.1"), certs.DefaultLifetimes, true)
+	certData, _, err := certs.Plan(time.Now(), nil, certs.ServiceHosts("localhost", "bench", "127.0.0.1"), certs.DefaultLifetimes, nil)
 	if err != nil {
 		return err
 	}

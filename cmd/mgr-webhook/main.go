@@ -42,7 +42,7 @@ type options struct {
 
 	// Self-signed certificate mode.
 	certMode, certSecret, namespace, serviceName, webhookConfig, extraSANs string
-	caLifetime, certLifetime, certCheckInterval                            time.Duration
+	caLifetime, certLifetime, certSettle, certCheckInterval                time.Duration
 	shutdownDelay                                                          time.Duration
 }
 
@@ -67,6 +67,7 @@ func main() {
 	flag.StringVar(&o.extraSANs, "cert-extra-sans", "", "self-signed: more DNS names or IPs for the certificate, comma-separated")
 	flag.DurationVar(&o.caLifetime, "ca-lifetime", certs.DefaultLifetimes.CA, "self-signed: CA lifetime (renewed with a third left)")
 	flag.DurationVar(&o.certLifetime, "cert-lifetime", certs.DefaultLifetimes.Serving, "self-signed: serving certificate lifetime (renewed with a third left)")
+	flag.DurationVar(&o.certSettle, "cert-settle", certs.DefaultLifetimes.Settle, "self-signed: how long a new CA is in the webhooks' caBundles before it signs, and a new serving certificate is out before the caBundles drop the CA of the one before (the API server's and the replicas' lag)")
 	flag.DurationVar(&o.certCheckInterval, "cert-check-interval", time.Minute, "self-signed: how often certificates and caBundles are checked")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader among replicas; only the leader rotates certificates")
 	flag.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to keep serving after readiness fails, while the Service's endpoints and the API server's connections move away")
@@ -164,6 +165,11 @@ func selfSigned(cfg *rest.Config, scheme *runtime.Scheme, o options) (*certs.Rot
 	if o.namespace == "" {
 		return nil, nil, errors.New("--cert-mode=self-signed needs --namespace (or $POD_NAMESPACE)")
 	}
+	// A serving certificate is renewed with a third of its life left, and a
+	// new CA may take a check and the settle time to sign: that must fit.
+	if o.certLifetime/3 <= o.certSettle+o.certCheckInterval {
+		return nil, nil, fmt.Errorf("--cert-lifetime %s: a third of it must exceed --cert-settle (%s) + --cert-check-interval (%s)", o.certLifetime, o.certSettle, o.certCheckInterval)
+	}
 	cl, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, nil, err
@@ -175,7 +181,7 @@ func selfSigned(cfg *rest.Config, scheme *runtime.Scheme, o options) (*certs.Rot
 	rot := &certs.Rotator{
 		Client: cl, Namespace: o.namespace, SecretName: o.certSecret, WebhookConfigName: o.webhookConfig,
 		Hosts:     certs.ServiceHosts(o.serviceName, o.namespace, contract.SplitList(o.extraSANs)...),
-		Lifetimes: certs.Lifetimes{CA: o.caLifetime, Serving: o.certLifetime},
+		Lifetimes: certs.Lifetimes{CA: o.caLifetime, Serving: o.certLifetime, Settle: o.certSettle},
 		Interval:  o.certCheckInterval,
 	}
 	return rot, &certs.Syncer{Clientset: cs, Namespace: o.namespace, SecretName: o.certSecret, CertDir: o.certDir}, nil
@@ -191,8 +197,11 @@ func setupSelfSigned(cfg *rest.Config, scheme *runtime.Scheme, o options) error 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := rot.Ensure(ctx); err != nil {
-		ctrl.Log.Info("initial certificate check lost to another replica or failed; waiting for the Secret", "error", err.Error())
-	}
-	return syncer.WaitAndWrite(ctx, 2*time.Minute)
+	// Checked until the Secret holds a certificate: a new CA must settle in
+	// caBundles the webhooks already carry before it signs one.
+	return syncer.WaitAndWrite(ctx, 2*time.Minute, func(ctx context.Context) {
+		if err := rot.Ensure(ctx); err != nil {
+			ctrl.Log.V(1).Info("certificate check lost to another replica or failed; waiting for the Secret", "error", err.Error())
+		}
+	})
 }

@@ -36,7 +36,9 @@ func (w work) String() string {
 	return fmt.Sprintf("%.0f ceph calls (%.0f writes), %.0f API writes, %.0f reconciles", w.calls, w.writes, w.apiWrites, w.reconciles)
 }
 
-// logsOnFailure prints the end of every component's log when t failed.
+// logsOnFailure prints the end of every component's log when t failed: a
+// few lines each, so that a CI excerpt of the output's end still shows the
+// failure above them.
 func logsOnFailure(t *testing.T) {
 	if !t.Failed() {
 		return
@@ -44,7 +46,7 @@ func logsOnFailure(t *testing.T) {
 	for _, f := range lc.LogFiles() {
 		data, _ := os.ReadFile(f)
 		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-		t.Logf("last lines of %s:\n%s", f, strings.Join(lines[max(0, len(lines)-80):], "\n"))
+		t.Logf("last lines of %s:\n%s", f, strings.Join(lines[max(0, len(lines)-8):], "\n"))
 	}
 }
 
@@ -223,8 +225,8 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 	after := workOf(t, standby)
 	enables := metricOf(t, standby, "mgr_bootstrap_ceph_calls_total", enableCmd)
 	backend := metricOf(t, standby, "mgr_bootstrap_ceph_call_duration_seconds", map[string]string{"command": "orch set backend"})
-	t.Logf("leader %s killed after %s; the standby led %s later, mgr Ready %s after the kill; the new leader: %s, %.0f module enables; `orch set backend` took %.1fs of its run",
-		localcluster.BootstrapName(lead), leaderWork, takeover.Round(100*time.Millisecond), ready.Round(100*time.Millisecond), after, enables, backend)
+	t.Logf("leader %s killed after %s, modules on then %v; the standby led %s later, mgr Ready %s after the kill; the new leader: %s, %.0f module enables; `orch set backend` took %.1fs of its run",
+		localcluster.BootstrapName(lead), leaderWork, onAtKill, takeover.Round(100*time.Millisecond), ready.Round(100*time.Millisecond), after, enables, backend)
 
 	on := enabledModules(t)
 	for _, m := range contract.DefaultModules {

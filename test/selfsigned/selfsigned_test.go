@@ -81,7 +81,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	proc, err := testenv.SpawnReady(ctx, bin, filepath.Join(t.TempDir(), "mgr-webhook.log"), probe, time.Minute,
 		"--kubeconfig", kubeconfig, "--cert-mode=self-signed", "--namespace="+ns, "--cert-dir="+certDir,
 		"--host=127.0.0.1", "--port="+strconv.Itoa(wo.LocalServingPort), "--cert-extra-sans=127.0.0.1",
-		"--cert-lifetime=12s", "--ca-lifetime=40s", "--cert-check-interval=1s", "--leader-elect",
+		"--cert-lifetime=24s", "--ca-lifetime=45s", "--cert-settle=5s", "--cert-check-interval=1s", "--leader-elect",
 		"--metrics-bind-address=0")
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	proc2, err := testenv.Spawn(bin, filepath.Join(t.TempDir(), "mgr-webhook-2.log"),
 		"--kubeconfig", kubeconfig, "--cert-mode=self-signed", "--namespace="+ns, "--cert-dir="+t.TempDir(),
 		"--host=127.0.0.1", "--port="+strconv.Itoa(port2), "--cert-extra-sans=127.0.0.1",
-		"--cert-lifetime=12s", "--ca-lifetime=40s", "--cert-check-interval=1s", "--leader-elect",
+		"--cert-lifetime=24s", "--ca-lifetime=45s", "--cert-settle=5s", "--cert-check-interval=1s", "--leader-elect",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0")
 	if err != nil {
 		t.Fatal(err)
