@@ -103,12 +103,15 @@ func StartWorkloadsWith(ctx context.Context, a *APIServer, o WorkloadsOptions) (
 	if o.RealNodes {
 		return w, nil
 	}
+	// Room for the largest bench (1,000 mgrs and then one more) with a
+	// margin: a full node leaves the next pod Pending, unschedulable.
+	room := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: resource.MustParse("10000")}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: FakeNodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
 			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": FakeNodeName}},
 		Status: corev1.NodeStatus{
-			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("1000")},
-			Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("1000")},
+			Allocatable: room,
+			Capacity:    room,
 		},
 	}
 	if err := cl.Create(ctx, node); err != nil {
