@@ -130,19 +130,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 			return ctrl.Result{}, nil
 		}
-		s, err := r.newScope(ctx, d, id)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		return runSteps(ctx, s, r.decideKey, r.removeKey, r.dropFinalizer)
+		return runSteps(ctx, r.newScope(d, id), r.decideKey, r.removeKey, r.dropFinalizer)
 	}
 	if err := r.addFinalizer(ctx, d); err != nil {
 		return ctrl.Result{}, err
 	}
-	s, err := r.newScope(ctx, d, id)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	s := r.newScope(d, id)
 	// The one place status and failure Events are written, whatever the
 	// steps return.
 	defer func() {
@@ -150,6 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		res, err = r.unavailableRetry(req.NamespacedName, res, err)
 	}()
 	return runSteps(ctx, s,
+		always(r.listMgrs),       // the namespace's mgrs (scope.go)
 		always(r.ensureServices), // the cluster's metrics and dashboard Services (services.go)
 		always(r.ensurePDB),      // its PodDisruptionBudget, from two mgrs on (pdb.go)
 		always(r.ensureKeyring),  // the mgr's cephx key and keyring Secret (keyring.go)

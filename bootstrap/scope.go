@@ -22,7 +22,8 @@ type scope struct {
 	// d is the Deployment as read from the cache, id its mgr id.
 	d  *appsv1.Deployment
 	id string
-	// mgrs are the namespace's mgr Deployments (from the cache, listed once).
+	// mgrs are the namespace's mgr Deployments (from the cache, listed once
+	// by listMgrs).
 	mgrs []appsv1.Deployment
 	// prev is the status the controller may act on (readStatus); next is
 	// the one the steps build, written once when the reconcile ends (record).
@@ -38,17 +39,23 @@ type scope struct {
 	cerr error
 }
 
-// newScope loads what every reconcile of mgr id needs: the namespace's mgrs
-// and the verified status.
-func (r *Reconciler) newScope(ctx context.Context, d *appsv1.Deployment, id string) (*scope, error) {
-	ds := &appsv1.DeploymentList{}
-	if err := r.Client.List(ctx, ds, client.InNamespace(d.Namespace), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
-		return nil, err
-	}
-	s := &scope{d: d, id: id, mgrs: ds.Items, prev: r.readStatus(d)}
+// newScope starts the scope of a reconcile of mgr id: the verified status.
+func (r *Reconciler) newScope(d *appsv1.Deployment, id string) *scope {
+	s := &scope{d: d, id: id, prev: r.readStatus(d)}
 	s.next = s.prev
 	s.next.LastError, s.next.ObservedGeneration = "", d.Generation
-	return s, nil
+	return s
+}
+
+// listMgrs is the first bootstrap step: the namespace's mgrs, which the PDB
+// and the module set are decided from (a deletion needs none).
+func (r *Reconciler) listMgrs(ctx context.Context, s *scope) error {
+	ds := &appsv1.DeploymentList{}
+	if err := r.Client.List(ctx, ds, client.InNamespace(s.d.Namespace), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		return err
+	}
+	s.mgrs = ds.Items
+	return nil
 }
 
 // conn reads the namespace's mon_host and admin keyring, once per reconcile
