@@ -27,7 +27,7 @@ fi
 for tool in docker kind kubectl python3 go; do command -v "$tool" >/dev/null || { echo "$tool is required" >&2; exit 1; }; done
 docker info >/dev/null 2>&1 || { echo "no Docker engine: kind cannot run here; use make e2e (local control plane)" >&2; exit 1; }
 
-kind get clusters | grep -qx "$CLUSTER" || kind create cluster --name "$CLUSTER" --wait 5m
+kind get clusters | grep -x "$CLUSTER" >/dev/null || kind create cluster --name "$CLUSTER" --wait 5m
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 export KUBECONFIG=$work/kubeconfig
 kind get kubeconfig --name "$CLUSTER" > "$KUBECONFIG"

@@ -9,7 +9,7 @@ pkgs=(make git shellcheck)
 [ "${1:-}" = lint ] || pkgs+=(ceph-mon ceph-mgr ceph-common ceph-mgr-dashboard ceph-mgr-rook python3-kubernetes python3-jsonpatch debootstrap bubblewrap)
 need=()
 for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then
   echo "[install-deps] all present: ${pkgs[*]}"

@@ -67,14 +67,16 @@ image() {
   # The layout names the image by its tag; --base-name gives the repository.
   ctr images import --base-name "$repo" "$layout.tar" >/dev/null
   rm -rf "$layout" "$layout.tar"
-  ctr images ls -q | grep -qx "$ref" || die "image $ref not in containerd after import"
+  # grep reads everything (no -q): under pipefail, a grep that exits at its
+  # first match fails the pipeline when ctr writes on (SIGPIPE).
+  ctr images ls -q | grep -x "$ref" >/dev/null || die "image $ref not in containerd after import"
   log "image $ref imported"
 }
 
 install_node_deps() {
   local pkgs=(runc containernetworking-plugins nftables iptables conntrack umoci) need=()
   for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || need+=("$p")
   done
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
@@ -184,7 +186,7 @@ EOF
 
   for _ in $(seq 120); do
     if "$assets/kubectl" --kubeconfig "$NODE_DIR/kubeconfig" get node "$NODE_NAME" \
-        -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -q True; then
+        -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep True >/dev/null; then
       for d in containerd kubelet kube-proxy; do
         kill -0 "$(cat "$NODE_DIR/$d.pid")" 2>/dev/null || die "$d exited: $NODE_DIR/$d.log"
       done
@@ -233,9 +235,12 @@ for m in index["manifests"]:
 json.dump(index, open(path, "w"))
 PY
   tar -C "$layout" -cf "$layout.tar" .
+  local index
+  index=$(cat "$layout/index.json")
   ctr images import "$layout.tar" >/dev/null
   rm -rf "$layout" "$layout.tar" "$bins"
-  ctr images ls -q | grep -qx "ghcr.io/rook-mgr/mgr-bootstrap:$tag" || die "image mgr-bootstrap:$tag not in containerd after import"
+  ctr images ls -q | grep -x "ghcr.io/rook-mgr/mgr-bootstrap:$tag" >/dev/null ||
+    die "image mgr-bootstrap:$tag not in containerd after import; the layout's index: $index; containerd holds: $(ctr images ls -q | tr '\n' ' ')"
   log "image ghcr.io/rook-mgr/mgr-bootstrap:$tag imported (on $ceph_image)"
 }
 
