@@ -167,6 +167,9 @@ func selfSigned(cfg *rest.Config, scheme *runtime.Scheme, o options) (*certs.Rot
 	}
 	// A serving certificate is renewed with a third of its life left, and a
 	// new CA may take a check and the settle time to sign: that must fit.
+	if o.caLifetime < o.certLifetime {
+		return nil, nil, fmt.Errorf("--ca-lifetime %s is shorter than --cert-lifetime %s: a serving certificate never outlives its CA", o.caLifetime, o.certLifetime)
+	}
 	if o.certLifetime/3 <= o.certSettle+o.certCheckInterval {
 		return nil, nil, fmt.Errorf("--cert-lifetime %s: a third of it must exceed --cert-settle (%s) + --cert-check-interval (%s)", o.certLifetime, o.certSettle, o.certCheckInterval)
 	}
