@@ -422,9 +422,9 @@ func newServing(now time.Time, life time.Duration, hosts Hosts, ca *x509.Certifi
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
 }
 
-// Trusts reports whether caBundle (a webhook configuration's) contains the
+// trusts reports whether caBundle (a webhook configuration's) contains the
 // current CA of the Secret data.
-func Trusts(caBundle []byte, data map[string][]byte) bool {
+func trusts(caBundle []byte, data map[string][]byte) bool {
 	b, _ := pem.Decode(data[CACertKey])
 	return b != nil && bundleHolds(caBundle, b.Bytes)
 }

@@ -85,7 +85,7 @@ func TestPlanLifecycle(t *testing.T) {
 	if verify(t, rolled, "mgr-webhook", t2) != nil {
 		t.Fatal("the kept certificate no longer verifies against the bundle")
 	}
-	if Trusts(renewed[CACertKey], rolled) || !Trusts(rolled[CACertKey], rolled) {
+	if trusts(renewed[CACertKey], rolled) || !trusts(rolled[CACertKey], rolled) {
 		t.Fatal("Trusts")
 	}
 	// Carried but not yet settled: nothing changes.
@@ -214,7 +214,7 @@ func TestPlanRepairsBadData(t *testing.T) {
 			if reasons.Repair() != tc.repair {
 				t.Errorf("reasons %v: repair %v, want %v", reasons, reasons.Repair(), tc.repair)
 			}
-			if !Trusts(trust[0], fixed) {
+			if !trusts(trust[0], fixed) {
 				// A new CA: it signs once it has settled in the bundles.
 				fixed, _ = mustPlan(t, now.Add(testLife.Settle), fixed, carrying(d[CACertKey], fixed[CACertKey]))
 			}

@@ -73,9 +73,9 @@ func (r *Rotator) Start(ctx context.Context) error {
 // Ensure makes one check: renew or repair what Plan says, then inject the CA
 // bundle into the webhook configurations.
 func (r *Rotator) Ensure(ctx context.Context) error {
-	now := time.Now
+	now := time.Now()
 	if r.Now != nil {
-		now = r.Now
+		now = r.Now()
 	}
 	s := &corev1.Secret{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.SecretName}, s)
@@ -87,11 +87,11 @@ func (r *Rotator) Ensure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	data, reasons, err := Plan(now(), s.Data, r.Hosts, r.Lifetimes, configs.bundles())
+	data, reasons, err := Plan(now, s.Data, r.Hosts, r.Lifetimes, configs.bundles())
 	if err != nil {
 		return err
 	}
-	if reasons == nil && Settled(now(), data, r.Lifetimes) {
+	if reasons == nil && Settled(now, data, r.Lifetimes) {
 		// Nothing to write and the replicas serve the Secret's certificate:
 		// the bundles become the Secret's (a hand-edited one is restored, a
 		// CA that left the Secret leaves them).

@@ -125,7 +125,7 @@ func TestRotatorNeverServesWhatTheAPIServerCannotVerify(t *testing.T) {
 				}
 
 				run(time.Minute) // first install
-				if !Trusts(asOf(bundles, now), secret().Data) {
+				if !trusts(asOf(bundles, now), secret().Data) {
 					t.Fatal("first install: the bundles lack the Secret's CA")
 				}
 				run(8 * time.Minute) // a CA rollover (at 6m40s) and serving renewals

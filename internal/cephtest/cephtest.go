@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
@@ -238,21 +239,18 @@ func (c *Cluster) exited() string {
 // daemon exits; the bound guards against a hang, not a guess at the
 // machine's speed.
 func (c *Cluster) setup(ctx context.Context, args ...string) error {
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if name := c.exited(); name != "" {
-			return fmt.Errorf("%s exited during setup (ceph %s); logs in %s", name, strings.Join(args, " "), filepath.Join(c.Dir, "log"))
+			return false, fmt.Errorf("%s exited during setup (ceph %s); logs in %s", name, strings.Join(args, " "), filepath.Join(c.Dir, "log"))
 		}
-		_, err := c.Ceph(ctx, args...)
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+		_, last = c.Ceph(ctx, args...)
+		return last == nil, nil
+	})
+	if err != nil && last != nil && wait.Interrupted(err) {
+		return last
 	}
+	return err
 }
 
 // WaitMgrAvailable waits until `ceph mgr stat` reports an available mgr,

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -97,4 +98,20 @@ func MgrPodReady(ctx context.Context, cl client.Client, ns, id string) (bool, er
 		}
 	}
 	return false, nil
+}
+
+// DeploymentEvents are the notes of the Events about Deployment
+// namespace/name, by reason (the newest of each reason).
+func DeploymentEvents(ctx context.Context, cl client.Client, namespace, name string) (map[string]string, error) {
+	list := &eventsv1.EventList{}
+	if err := cl.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	notes, at := map[string]string{}, map[string]time.Time{}
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "Deployment" && e.Regarding.Name == name && !e.EventTime.Time.Before(at[e.Reason]) {
+			notes[e.Reason], at[e.Reason] = e.Note, e.EventTime.Time
+		}
+	}
+	return notes, nil
 }

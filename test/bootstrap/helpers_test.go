@@ -12,7 +12,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -125,17 +124,11 @@ func waitPhase(t *testing.T, ns, name string, phase bootstrap.Phase, timeout tim
 // eventReasons lists the reasons of the Events about a Deployment.
 func eventReasons(t *testing.T, ns, name string) map[string]string {
 	t.Helper()
-	list := &eventsv1.EventList{}
-	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+	notes, err := testenv.DeploymentEvents(context.Background(), k8s, ns, name)
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "Deployment" && e.Regarding.Name == name {
-			out[e.Reason] = e.Note
-		}
-	}
-	return out
+	return notes
 }
 
 func waitEvent(t *testing.T, ns, name, reason string, timeout time.Duration) string {

@@ -15,7 +15,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -171,24 +170,6 @@ func owned(t *testing.T, namespace string, uid types.UID) []string {
 	return names
 }
 
-// eventNote is the note of the newest Event of reason about Deployment name
-// ("" when none).
-func eventNote(t *testing.T, namespace, name, reason string) string {
-	t.Helper()
-	list := &eventsv1.EventList{}
-	if err := lc.Client.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
-		t.Fatal(err)
-	}
-	var note string
-	var at time.Time
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "Deployment" && e.Regarding.Name == name && e.Reason == reason && !e.EventTime.Time.Before(at) {
-			note, at = e.Note, e.EventTime.Time
-		}
-	}
-	return note
-}
-
 func enabledModules(t *testing.T) []string {
 	t.Helper()
 	on, err := lc.Cephs[ns].EnabledModules(context.Background())
@@ -262,7 +243,11 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 	if enables > 0 {
 		var note string
 		waitFor(t, 30*time.Second, "the new leader's "+bootstrap.ReasonModulesEnabled+" Event", func() bool {
-			note = eventNote(t, ns, "rook-ceph-mgr-a", bootstrap.ReasonModulesEnabled)
+			notes, err := testenv.DeploymentEvents(ctx, lc.Client, ns, "rook-ceph-mgr-a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			note = notes[bootstrap.ReasonModulesEnabled]
 			return note != ""
 		})
 		left := missing(contract.DefaultModules, onAtKill)
