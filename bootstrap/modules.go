@@ -47,10 +47,11 @@ func sortedCopy(s []string) []string {
 // two mgrs that ask for different sets end the reconcile in Error, reported
 // and not fought over: nothing changes until the annotations agree.
 func (r *Reconciler) chooseModules(_ context.Context, s *scope) (ctrl.Result, bool, error) {
-	if why := notChosen(s.d, r.ModuleChoices); why != "" {
+	modules, choices, _ := r.inForce()
+	if why := notChosen(s.d, choices); why != "" {
 		r.Recorder.Eventf(s.d, nil, corev1.EventTypeWarning, ReasonModulesNotChosen, "EnableModule", "%s", why)
 	}
-	want, conflict := clusterModules(s.mgrs, s.d.Namespace, r.Modules, r.ModuleChoices)
+	want, conflict := clusterModules(s.mgrs, s.d.Namespace, modules, choices)
 	if conflict != "" {
 		r.Recorder.Eventf(s.d, nil, corev1.EventTypeWarning, ReasonModulesConflict, "EnableModule", "%s", conflict)
 		s.next.Phase, s.next.LastError = PhaseError, conflict

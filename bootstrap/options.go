@@ -10,6 +10,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 // Ceph is what the controller asks of a Ceph cluster (*ceph.Runner).
@@ -64,6 +65,17 @@ type Options struct {
 	// uses it, and removes it with the Deployment (the policy's
 	// adoptExistingKeys).
 	AdoptExistingKeys []string
+	// Policy, when set, gives Modules, ModuleChoices and AdoptExistingKeys
+	// where those are nil (no flag set them), read at each reconcile: a
+	// changed MgrPolicy is in force without a restart, and every mgr is
+	// reconciled again when it changes.
+	Policy *policy.Store
+	// PolicyName, when set, is the MgrPolicy watched into Policy; this
+	// controller writes its conditions and Events.
+	PolicyName string
+	// Pod is this replica's Pod name: its entry in the MgrPolicy's
+	// status.byPod ("" writes none).
+	Pod string
 	// Namespace is the controller's own: where the key that seals its status
 	// lives (Secret StatusKeySecretName), out of Ceph namespace editors' reach.
 	Namespace string
@@ -86,7 +98,28 @@ func DefaultOptions() Options {
 	}
 }
 
+// inForce are the modules, module choices and adoption namespaces in force:
+// the Options' where set, else the policy's.
+func (o Options) inForce() (modules, choices, adopt []string) {
+	modules, choices, adopt = o.Modules, o.ModuleChoices, o.AdoptExistingKeys
+	if o.Policy == nil {
+		return modules, choices, adopt
+	}
+	p := o.Policy.Current()
+	if modules == nil {
+		modules = p.Modules
+	}
+	if choices == nil {
+		choices = p.ModuleChoices
+	}
+	if adopt == nil {
+		adopt = p.AdoptExistingKeys
+	}
+	return modules, choices, adopt
+}
+
 // adopts reports whether existing keys of namespace ns may be adopted.
 func (o Options) adopts(ns string) bool {
-	return slices.Contains(o.AdoptExistingKeys, ns) || slices.Contains(o.AdoptExistingKeys, "*")
+	_, _, adopt := o.inForce()
+	return slices.Contains(adopt, ns) || slices.Contains(adopt, "*")
 }

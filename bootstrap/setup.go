@@ -24,11 +24,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 var (
@@ -108,6 +112,16 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 	if err := mgr.Add(&RoleWatcher{r: r, ceph: cephClient}); err != nil {
 		return err
 	}
+	if o.PolicyName != "" {
+		if err := v1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
+			return err
+		}
+		w := &policy.Watcher{Client: mgr.GetClient(), Name: o.PolicyName, Store: o.Policy,
+			Operation: v1alpha1.OperationController, Pod: o.Pod, Conditions: true, Recorder: r.Recorder}
+		if err := w.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
 	mgrPhases.watch(mgr.GetCache(), mgr.Elected())
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
@@ -119,7 +133,29 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 // they own and the cluster's Services (repaired when edited or deleted), and
 // their pods (modules wait for readiness).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.Policy != nil {
+		// A changed policy (modules, choices, adoption) is every mgr's.
+		changes := make(chan event.GenericEvent)
+		b = b.WatchesRawSource(source.Channel(changes, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)))
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-r.Policy.Changed():
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case changes <- event.GenericEvent{Object: &v1alpha1.MgrPolicy{}}: // cluster-scoped: every namespace
+				}
+			}
+		})); err != nil {
+			return err
+		}
+	}
+	return b.
 		Named("mgr-bootstrap").
 		For(&appsv1.Deployment{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: specOrIntentChanged})).
 		Owns(&corev1.Secret{}).

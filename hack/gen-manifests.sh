@@ -17,6 +17,10 @@ gen webhook paths=./webhook/... output:webhook:artifacts:config="$out/base/webho
 gen rbac:roleName=mgr-bootstrap paths=./bootstrap/... output:rbac:artifacts:config="$out/base/bootstrap/generated"
 gen rbac:roleName=mgr-metrics-auth paths=./internal/securemetrics/... output:rbac:artifacts:config="$out/base/metrics-auth/generated"
 gen rbac:roleName=mgr-webhook-certs paths=./certs/... output:rbac:artifacts:config="$out/overlays/self-signed/generated"
+gen rbac:roleName=mgr-policy paths=./policy/... output:rbac:artifacts:config="$out/base/policy/generated"
+gen crd paths=./api/... output:crd:artifacts:config="$out/base/policy/generated"
+# DeepCopy of the API types, in place (verify: git diff below).
+gen object:headerFile=hack/boilerplate.go.txt paths=./api/... paths=./mutate/...
 # The chart renders from the committed overlays: in verify mode the markers'
 # output above has been compared first, so a drift is reported where it is.
 kubectl=${KUBECTL:-$(./hack/build-binaries.sh | tail -n1)/kubectl}
@@ -25,12 +29,16 @@ chart=charts/mgr-webhook/templates/generated.yaml
 go run ./hack/gen-chart -kubectl "$kubectl" -out "$chart_out"
 if [ "$mode" = verify ]; then
   status=0
-  for f in base/webhook/generated/role.yaml base/webhook/generated/manifests.yaml base/bootstrap/generated/role.yaml base/metrics-auth/generated/role.yaml overlays/self-signed/generated/role.yaml; do
+  for f in base/webhook/generated/role.yaml base/webhook/generated/manifests.yaml base/bootstrap/generated/role.yaml base/metrics-auth/generated/role.yaml overlays/self-signed/generated/role.yaml base/policy/generated/role.yaml base/policy/generated/mgr.ceph.rook.io_mgrpolicies.yaml; do
     if ! diff -u "manifests/$f" "$out/$f"; then
       echo "manifests/$f is out of date with the code's markers: run make manifests" >&2
       status=1
     fi
   done
+  if ! git diff --exit-code -- api/v1alpha1/zz_generated.deepcopy.go mutate/zz_generated.deepcopy.go; then
+    echo "the DeepCopy functions are out of date with the API types: run make manifests" >&2
+    status=1
+  fi
   if ! diff -u "$chart" "$chart_out"; then
     echo "$chart is out of date with manifests/: run make manifests" >&2
     status=1

@@ -4,6 +4,9 @@
 package mutate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -25,17 +28,28 @@ const (
 	PolicyKind       = "Policy"
 )
 
-// Policy holds the site's operator values and rules for mgr Deployments.
-// It is read from a versioned YAML file; every field has a default.
+// Policy holds the site's operator values and rules for mgr Deployments:
+// a policy file (for make demo and local runs) or the spec of a MgrPolicy.
+// Every field has a default.
 type Policy struct {
 	metav1.TypeMeta `json:",inline"`
+	PolicySpec      `json:",inline"`
+}
 
+// PolicySpec is what a policy says: the fields of a policy file and the spec
+// of a MgrPolicy. Every field has a default.
+//
+// +kubebuilder:object:generate=true
+type PolicySpec struct {
 	// DefaultImage is used when the Deployment names no image.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^\S+$`
 	DefaultImage string `json:"defaultImage,omitempty"`
 	// Images restricts which Ceph images a mgr may run.
 	Images ImagePolicy `json:"images,omitempty"`
 	// DataDirHostPath is Rook's dataDirHostPath; logs go to <it>/<namespace>/log
 	// and no other hostPath is admitted.
+	// +kubebuilder:validation:Pattern=`^/`
 	DataDirHostPath string `json:"dataDirHostPath,omitempty"`
 	// ServiceAccountName for the mgr Pod; empty leaves it unset.
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
@@ -51,6 +65,9 @@ type Policy struct {
 	// AllowHostNetwork admits hostNetwork: true.
 	AllowHostNetwork bool `json:"allowHostNetwork,omitempty"`
 	// Modules are the mgr modules the bootstrap controller enables.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[a-z][a-z0-9_]*$`
+	// +listType=set
 	Modules []string `json:"modules,omitempty"`
 	// ModuleChoices are the modules a mgr Deployment's annotation
 	// mgr.ceph.rook.io/modules may name instead of Modules. Empty: no
@@ -58,15 +75,25 @@ type Policy struct {
 	// ignores it), because the modules are the whole Ceph cluster's and a
 	// Deployment's editor must not steer what the controller turns on or off
 	// (mgr-bootstrap --policy reads this).
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[a-z][a-z0-9_]*$`
+	// +listType=set
 	ModuleChoices []string `json:"moduleChoices,omitempty"`
 	// Sidecars are containers a Deployment may ask for by name with the
 	// mgr.ceph.rook.io/inject-sidecars annotation.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k != 'mgr')",message="the name of the mgr container cannot be a sidecar"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].name == k)",message="a sidecar's name must equal its key"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, has(self[k].image) && self[k].image != '')",message="a sidecar needs an image"
 	Sidecars map[string]corev1.Container `json:"sidecars,omitempty"`
 	// AdoptExistingKeys are the namespaces ("*": every one) where the
 	// bootstrap controller takes over a mgr.<id> cephx key that existed
 	// before it made one (re-caps it, and removes it with the Deployment).
 	// Elsewhere such a key is left as it is and the mgr reports an error
 	// (mgr-bootstrap --policy reads this).
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
 	AdoptExistingKeys []string `json:"adoptExistingKeys,omitempty"`
 	// Exemptions are the mgr Deployments this policy does not govern: the
 	// webhooks leave them as they are, and only these may carry the opt-out
@@ -74,14 +101,24 @@ type Policy struct {
 	// from the bootstrap controller). Only the policy's owner grants one: no
 	// label, annotation or owner reference that a Deployment's editor writes
 	// exempts it.
+	// +kubebuilder:validation:MaxItems=1000
+	// +listType=atomic
 	Exemptions []Exemption `json:"exemptions,omitempty"`
 }
 
 // Exemption names mgr Deployments the policy leaves alone.
+//
+// +kubebuilder:object:generate=true
 type Exemption struct {
 	// Namespace the Deployments are in (required).
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Namespace string `json:"namespace"`
 	// Names of the Deployments; empty exempts every Deployment of Namespace.
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +listType=set
 	Names []string `json:"names,omitempty"`
 }
 
@@ -97,16 +134,24 @@ func (p *Policy) Exempts(namespace, name string) bool {
 }
 
 // ImagePolicy restricts the Ceph images a mgr may run.
+//
+// +kubebuilder:object:generate=true
 type ImagePolicy struct {
 	// AllowedRepositories are fully qualified repositories (registry/path).
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
 	AllowedRepositories []string `json:"allowedRepositories,omitempty"`
 	// MinimumCephVersion is the oldest Ceph release admitted, e.g. "16.2.0".
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+(\.[0-9]+){0,2}(-.*)?$`
 	MinimumCephVersion string `json:"minimumCephVersion,omitempty"`
 	// AllowLatest admits the "latest" tag (whose release cannot be checked).
 	AllowLatest bool `json:"allowLatest,omitempty"`
 }
 
 // RookValues are the operator's values that the seed's mgr receives as env.
+//
+// +kubebuilder:object:generate=true
 type RookValues struct {
 	OperatorNamespace string `json:"operatorNamespace,omitempty"`
 	Version           string `json:"version,omitempty"`
@@ -115,17 +160,22 @@ type RookValues struct {
 
 // ServerAddrInitContainers controls the init containers that run
 // `ceph config set mgr.<id> mgr/<module>/<id>/server_addr $(ROOK_POD_IP)`.
+//
+// +kubebuilder:object:generate=true
 type ServerAddrInitContainers struct {
 	// Enabled defaults to true.
 	Enabled *bool `json:"enabled,omitempty"`
 	// ConnectTimeoutSeconds bounds the mon connection, so an unreachable mon
 	// fails the init container instead of hanging it forever (rook#3049).
+	// +kubebuilder:validation:Minimum=0
 	ConnectTimeoutSeconds int32 `json:"connectTimeoutSeconds,omitempty"`
 }
 
 // LivenessProbe controls the liveness probe added when the user wrote none.
 // It asks the mgr's admin socket, never the prometheus port: an HTTP probe on
 // 9283 killed healthy mgrs whenever the prometheus module failed (rook#3370).
+//
+// +kubebuilder:object:generate=true
 type LivenessProbe struct {
 	// Enabled defaults to true.
 	Enabled *bool `json:"enabled,omitempty"`
@@ -196,28 +246,51 @@ func ParsePolicy(data []byte) (*Policy, error) {
 		return nil, fmt.Errorf("policy: apiVersion/kind must be %s/%s, got %q/%q", PolicyAPIVersion, PolicyKind, p.APIVersion, p.Kind)
 	}
 	p.setDefaults()
-	if errs := p.validate(); len(errs) > 0 {
+	if errs := p.validate(nil); len(errs) > 0 {
 		return nil, fmt.Errorf("policy: %w", errs.ToAggregate())
 	}
 	return p, nil
 }
 
-func (p *Policy) validate() field.ErrorList {
+// PolicyFromSpec is the policy a MgrPolicy's spec (at path root) gives,
+// defaulted and validated as a policy file is; the errors name root's fields.
+func PolicyFromSpec(spec *PolicySpec, root *field.Path) (*Policy, field.ErrorList) {
+	p := &Policy{PolicySpec: *spec.DeepCopy()}
+	p.setDefaults()
+	if errs := p.validate(root); len(errs) > 0 {
+		return nil, errs
+	}
+	return p, nil
+}
+
+// Hash names what p says (its defaulted spec, not how it was written): equal
+// policies hash alike whatever their source, so a completed mgr's stamp and a
+// replica's status can be compared with the policy in force.
+func (p *Policy) Hash() string {
+	data, err := json.Marshal(p.PolicySpec) // maps marshal in key order
+	if err != nil {
+		panic(fmt.Sprintf("policy: cannot marshal a PolicySpec: %v", err))
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
+}
+
+func (p *Policy) validate(root *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if _, err := contract.ParseCephTag(p.Images.MinimumCephVersion); err != nil {
-		errs = append(errs, field.Invalid(field.NewPath("images", "minimumCephVersion"), p.Images.MinimumCephVersion, err.Error()))
+		errs = append(errs, field.Invalid(root.Child("images", "minimumCephVersion"), p.Images.MinimumCephVersion, err.Error()))
 	}
 	if _, err := parseImage(p.DefaultImage); err != nil {
-		errs = append(errs, field.Invalid(field.NewPath("defaultImage"), p.DefaultImage, err.Error()))
+		errs = append(errs, field.Invalid(root.Child("defaultImage"), p.DefaultImage, err.Error()))
 	}
 	if len(p.DataDirHostPath) == 0 || p.DataDirHostPath[0] != '/' {
-		errs = append(errs, field.Invalid(field.NewPath("dataDirHostPath"), p.DataDirHostPath, "must be an absolute path"))
+		errs = append(errs, field.Invalid(root.Child("dataDirHostPath"), p.DataDirHostPath, "must be an absolute path"))
 	}
 	if p.ServerAddrInitContainers.ConnectTimeoutSeconds < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("serverAddrInitContainers", "connectTimeoutSeconds"), p.ServerAddrInitContainers.ConnectTimeoutSeconds, "must be positive"))
+		errs = append(errs, field.Invalid(root.Child("serverAddrInitContainers", "connectTimeoutSeconds"), p.ServerAddrInitContainers.ConnectTimeoutSeconds, "must be positive"))
 	}
 	for i, e := range p.Exemptions {
-		fp := field.NewPath("exemptions").Index(i)
+		fp := root.Child("exemptions").Index(i)
 		if msgs := validation.IsDNS1123Label(e.Namespace); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(fp.Child("namespace"), e.Namespace, "must name a namespace: "+strings.Join(msgs, "; ")))
 		}
@@ -227,13 +300,18 @@ func (p *Policy) validate() field.ErrorList {
 			}
 		}
 	}
+	for i, m := range p.Modules {
+		if !moduleName.MatchString(m) {
+			errs = append(errs, field.Invalid(root.Child("modules").Index(i), m, "must be a mgr module's name (lower-case letters, digits, _), one per item"))
+		}
+	}
 	for i, m := range p.ModuleChoices {
 		if !moduleName.MatchString(m) {
-			errs = append(errs, field.Invalid(field.NewPath("moduleChoices").Index(i), m, "must be a mgr module's name (lower-case letters, digits, _), one per item"))
+			errs = append(errs, field.Invalid(root.Child("moduleChoices").Index(i), m, "must be a mgr module's name (lower-case letters, digits, _), one per item"))
 		}
 	}
 	for name, c := range p.Sidecars {
-		fp := field.NewPath("sidecars").Key(name)
+		fp := root.Child("sidecars").Key(name)
 		if c.Name != "" && c.Name != name {
 			errs = append(errs, field.Invalid(fp.Child("name"), c.Name, "must be empty or equal the sidecar's key"))
 		}

@@ -6,6 +6,8 @@ package mutate
 import (
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestParsePolicy(t *testing.T) {
@@ -25,6 +27,7 @@ func TestParsePolicy(t *testing.T) {
 		"exemption of a bad name":      {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nexemptions:\n- namespace: a\n  names: [Bad_Name]\n", wantErr: "exemptions[0].names[0]"},
 		"module choices":               {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [prometheus, diskprediction_local]\n"},
 		"a module choice with a comma": {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [\"prometheus,nfs\"]\n", wantErr: "moduleChoices[0]"},
+		"a module in upper case":       {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmodules: [prometheus, Dashboard]\n", wantErr: "modules[1]"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -70,5 +73,36 @@ func TestExempts(t *testing.T) {
 	}
 	if p.Governs("rook-ceph", "rook-ceph-mgr-a", true, true) || p.Governs("rook-ceph", "web", false, false) || !p.Governs("rook-ceph", "rook-ceph-mgr-a", true, false) {
 		t.Error("a live Rook owner or a non-mgr is governed, or a plain mgr is not")
+	}
+}
+
+// TestPolicyFromSpec: a MgrPolicy's spec is defaulted and validated as a
+// policy file is, its errors name the spec's fields, and the hash names what
+// the policy says, not how it was written.
+func TestPolicyFromSpec(t *testing.T) {
+	p, errs := PolicyFromSpec(&PolicySpec{}, field.NewPath("spec"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if p.Hash() != DefaultPolicy().Hash() {
+		t.Errorf("an empty spec hashes %s, the built-in policy %s", p.Hash(), DefaultPolicy().Hash())
+	}
+	explicit := DefaultPolicy().PolicySpec
+	if q, _ := PolicyFromSpec(&explicit, field.NewPath("spec")); q.Hash() != p.Hash() {
+		t.Errorf("the defaults written out hash %s, left out %s", q.Hash(), p.Hash())
+	}
+	stricter := PolicySpec{Images: ImagePolicy{MinimumCephVersion: "18.0.0"}}
+	if q, _ := PolicyFromSpec(&stricter, field.NewPath("spec")); q.Hash() == p.Hash() {
+		t.Error("a stricter policy hashes like the default")
+	}
+	_, errs = PolicyFromSpec(&PolicySpec{DefaultImage: "quay.io/CEPH/ceph:v19"}, field.NewPath("spec"))
+	if len(errs) != 1 || errs[0].Field != "spec.defaultImage" {
+		t.Fatalf("errors = %v, want one naming spec.defaultImage", errs)
+	}
+	in := PolicySpec{Modules: []string{"prometheus"}}
+	q, _ := PolicyFromSpec(&in, field.NewPath("spec"))
+	q.Modules[0] = "changed"
+	if in.Modules[0] != "prometheus" {
+		t.Error("the policy shares the spec's slices")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	kjson "sigs.k8s.io/json"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 // FuzzDecodeDeployment: whatever the API machinery's case-sensitive decoder
@@ -48,9 +49,9 @@ func FuzzHandlers(f *testing.F) {
 	f.Add([]byte(`{`), []byte(nil), uint8(0))
 	f.Add([]byte(`{}`), []byte(`{}`), uint8(1))
 	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"app":"rook-ceph-mgr","mgr":"a"}},"spec":{"template":{"spec":{"containers":[{"name":"mgr","args":["--id"]}]}}}}`), []byte(nil), uint8(0))
-	mutator := &Mutator{Clusters: clusters, Live: live, Policy: mutate.DefaultPolicy()}
-	validator := &Validator{Clusters: clusters, Live: live, Policy: mutate.DefaultPolicy()}
-	scale := &ScaleValidator{Mgrs: staticMgrs{}, Live: live, Policy: mutate.DefaultPolicy()}
+	mutator := &Mutator{Clusters: clusters, Live: live, Policy: policy.Static(mutate.DefaultPolicy())}
+	validator := &Validator{Clusters: clusters, Live: live, Policy: policy.Static(mutate.DefaultPolicy())}
+	scale := &ScaleValidator{Mgrs: staticMgrs{}, Live: live, Policy: policy.Static(mutate.DefaultPolicy())}
 	ops := []admissionv1.Operation{admissionv1.Create, admissionv1.Update, admissionv1.Delete, admissionv1.Connect}
 	f.Fuzz(func(t *testing.T, obj, old []byte, op uint8) {
 		req := request(ops[int(op)%len(ops)], obj, old)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 // staticClusters is a ClusterLookup for handler unit tests; the real informer
@@ -67,11 +68,11 @@ var live = staticLive{
 }
 
 func newMutator(t testing.TB, p *mutate.Policy) *admission.Webhook {
-	return &admission.Webhook{Handler: &Mutator{Clusters: clusters, Live: live, Policy: p}}
+	return &admission.Webhook{Handler: &Mutator{Clusters: clusters, Live: live, Policy: policy.Static(p)}}
 }
 
 func newValidator(t testing.TB, p *mutate.Policy) *admission.Webhook {
-	return &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: live, Policy: p}}
+	return &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: live, Policy: policy.Static(p)}}
 }
 
 var deploymentKind = metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -318,9 +319,9 @@ func TestDecoderAgreesWithAPIMachinery(t *testing.T) {
 // object, is a 400 from every handler, never an allow.
 func TestMalformedReviews(t *testing.T) {
 	handlers := map[string]admission.Handler{
-		"mutate":   &Mutator{Clusters: clusters, Live: live, Policy: mutate.DefaultPolicy()},
-		"validate": &Validator{Clusters: clusters, Live: live, Policy: mutate.DefaultPolicy()},
-		"scale":    &ScaleValidator{Mgrs: staticMgrs{}, Live: live, Policy: mutate.DefaultPolicy()},
+		"mutate":   &Mutator{Clusters: clusters, Live: live, Policy: policy.Static(mutate.DefaultPolicy())},
+		"validate": &Validator{Clusters: clusters, Live: live, Policy: policy.Static(mutate.DefaultPolicy())},
+		"scale":    &ScaleValidator{Mgrs: staticMgrs{}, Live: live, Policy: policy.Static(mutate.DefaultPolicy())},
 	}
 	update := request(admissionv1.Update, []byte(`{"apiVersion":"apps/v1","kind":"Deployment"}`), nil)
 	for hname, h := range handlers {
@@ -369,7 +370,7 @@ func TestOneOwnerLookupPerRequest(t *testing.T) {
 	d := old.DeepCopy()
 	d.Labels["team"] = "storage"
 	cl := &countingLive{staticLive: live}
-	h := &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: cl, Policy: mutate.DefaultPolicy()}}
+	h := &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: cl, Policy: policy.Static(mutate.DefaultPolicy())}}
 	resp := h.Handle(context.Background(), request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old))))
 	if !resp.Allowed || cl.n != 1 {
 		t.Errorf("allowed %v after %d CephCluster lookups; want allowed after 1", resp.Allowed, cl.n)
@@ -390,8 +391,8 @@ func (failingLive) CephClusterLive(context.Context, string, metav1.OwnerReferenc
 func TestOwnerLookupNeverBlocksCleanup(t *testing.T) {
 	old := completedMgr(t)
 	old.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: liveCephClusterUID}}
-	m := &admission.Webhook{Handler: &Mutator{Clusters: clusters, Live: failingLive{}, Policy: mutate.DefaultPolicy()}}
-	v := &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: failingLive{}, Policy: mutate.DefaultPolicy()}}
+	m := &admission.Webhook{Handler: &Mutator{Clusters: clusters, Live: failingLive{}, Policy: policy.Static(mutate.DefaultPolicy())}}
+	v := &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: failingLive{}, Policy: policy.Static(mutate.DefaultPolicy())}}
 	for name, tc := range map[string]struct {
 		edit  func(d *appsv1.Deployment)
 		allow bool

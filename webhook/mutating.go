@@ -28,7 +28,7 @@ var deploymentGK = schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"}
 type Mutator struct {
 	Clusters ClusterLookup
 	Live     LiveLookup
-	Policy   *mutate.Policy
+	Policy   PolicySource
 }
 
 var _ admission.Handler = &Mutator{}
@@ -54,7 +54,8 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		count(mutateName, OutcomeSkipped)
 		return admission.Allowed("being deleted")
 	}
-	gov, err := governs(ctx, m.Live, m.Policy, namespaceOf(req, d), d, contract.IsMgr(d))
+	policy := m.Policy.Current() // one policy for the whole request
+	gov, err := governs(ctx, m.Live, policy, namespaceOf(req, d), d, contract.IsMgr(d))
 	if err != nil {
 		// The validator refuses what it cannot verify; completing is not
 		// this webhook's to refuse, so a status or finalizer write of a
@@ -78,7 +79,7 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		}
 		return denyCluster(ctx, mutateName, d, err)
 	}
-	res, errs := mutate.CompleteInPlace(d, info, m.Policy) // d is ours: no copy
+	res, errs := mutate.CompleteInPlace(d, info, policy) // d is ours: no copy
 	if len(errs) > 0 {
 		return deny(ctx, mutateName, d, errs)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 // completedMgr is the shipped example, completed for rook-ceph.
@@ -145,7 +146,7 @@ func TestScaleValidator(t *testing.T) {
 	}
 	exempting := mutate.DefaultPolicy()
 	exempting.Exemptions = []mutate.Exemption{{Namespace: "rook-ceph", Names: []string{"rook-ceph-mgr-x"}}}
-	h := &admission.Webhook{Handler: &ScaleValidator{Mgrs: mgrs, Live: live, Policy: exempting}}
+	h := &admission.Webhook{Handler: &ScaleValidator{Mgrs: mgrs, Live: live, Policy: policy.Static(exempting)}}
 	scaleKind := metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 	req := func(name string, replicas int32, raw []byte) admission.Request {
 		r := request(admissionv1.Update, raw, nil)

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // ScaleValidator holds a mgr Deployment to one replica through the scale
@@ -27,7 +26,7 @@ import (
 type ScaleValidator struct {
 	Mgrs   MgrLookup
 	Live   LiveLookup
-	Policy *mutate.Policy
+	Policy PolicySource
 }
 
 var _ admission.Handler = &ScaleValidator{}
@@ -81,7 +80,7 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 	var gov bool
 	if isMgr {
 		var err error
-		if gov, err = governs(ctx, s.Live, s.Policy, ns, meta, true); err != nil {
+		if gov, err = governs(ctx, s.Live, s.Policy.Current(), ns, meta, true); err != nil {
 			count(scaleName, OutcomeDenied, DenialOwnerUnverified)
 			return admission.Errored(http.StatusInternalServerError, err)
 		}

@@ -14,7 +14,9 @@ import (
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 // The webhook configurations are generated from these markers into
@@ -40,7 +42,7 @@ const (
 // their callers (Bound: body size, read deadline, requests in flight). The
 // framework recovers and counts panics, and exports
 // controller_runtime_webhook_* metrics per path.
-func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, live LiveLookup, policy *mutate.Policy, drain *Drain) {
+func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, live LiveLookup, policy PolicySource, drain *Drain) {
 	bound := NewBound()
 	for path, h := range map[string]struct {
 		name string
@@ -60,8 +62,15 @@ func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, live LiveLooku
 
 // Options configure the webhook Setup wires.
 type Options struct {
-	// Policy the Deployments are completed and judged by.
-	Policy *mutate.Policy
+	// Policy the Deployments are completed and judged by: a file's or the
+	// built-in one, followed by the MgrPolicy PolicyName once read.
+	Policy *policy.Store
+	// PolicyName, when set, is the MgrPolicy the webhook enforces (watched
+	// live; readiness holds until it has been read once).
+	PolicyName string
+	// Pod is this replica's Pod name: its entry in the MgrPolicy's
+	// status.byPod ("" writes none).
+	Pod string
 	// Drain, when not nil, makes a termination graceful (see Drain).
 	Drain *Drain
 	// Namespaces, when not empty, are the only Ceph namespaces served: the
@@ -77,7 +86,7 @@ type Options struct {
 // look like it lacks its cluster objects). cfg is what the cache reads with
 // (the webhook's own identity).
 func Setup(mgr manager.Manager, cfg *rest.Config, o Options) (*ClusterInfoCache, error) {
-	policy, drain := o.Policy, o.Drain
+	pol, drain := o.Policy, o.Drain
 	clusters, err := NewClusterInfoCache(cfg, o.Namespaces...)
 	if err != nil {
 		return nil, err
@@ -89,7 +98,17 @@ func Setup(mgr manager.Manager, cfg *rest.Config, o Options) (*ClusterInfoCache,
 	if err != nil {
 		return nil, err
 	}
-	Register(mgr.GetWebhookServer(), clusters, live, policy, drain)
+	Register(mgr.GetWebhookServer(), clusters, live, pol, drain)
+	if o.PolicyName != "" {
+		if err := v1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
+			return nil, err
+		}
+		w := &policy.Watcher{Client: mgr.GetClient(), Name: o.PolicyName, Store: pol,
+			Operation: v1alpha1.OperationWebhook, Pod: o.Pod}
+		if err := w.SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
@@ -136,4 +155,10 @@ func TLSOptions(enableHTTP2 bool) []func(*tls.Config) {
 			c.NextProtos = []string{"http/1.1"}
 		}
 	}}
+}
+
+// PolicySource gives the policy in force (*policy.Store); a handler reads it
+// once per request, so one request is judged by one policy.
+type PolicySource interface {
+	Current() *mutate.Policy
 }

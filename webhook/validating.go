@@ -21,7 +21,7 @@ import (
 type Validator struct {
 	Clusters ClusterLookup
 	Live     LiveLookup
-	Policy   *mutate.Policy
+	Policy   PolicySource
 }
 
 var _ admission.Handler = &Validator{}
@@ -56,6 +56,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		return admission.Allowed("being deleted")
 	}
 	ns := namespaceOf(req, d)
+	policy := v.Policy.Current() // one policy for the whole request
 	live := &onceLive{LiveLookup: v.Live}
 	var old *appsv1.Deployment
 	if req.Operation == admissionv1.Update {
@@ -68,7 +69,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			count(validateName, OutcomeSkipped)
 			return admission.Allowed("no change of spec, labels or annotations")
 		}
-		oldGoverned, err := governs(ctx, live, v.Policy, ns, old, contract.IsMgr(old))
+		oldGoverned, err := governs(ctx, live, policy, ns, old, contract.IsMgr(old))
 		if err != nil {
 			return denyOwner(ctx, validateName, d, err)
 		}
@@ -78,11 +79,11 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			return deny(ctx, validateName, d, errs)
 		}
 	}
-	gov, err := governs(ctx, live, v.Policy, ns, d, contract.IsMgr(d))
+	gov, err := governs(ctx, live, policy, ns, d, contract.IsMgr(d))
 	if err != nil {
 		return denyOwner(ctx, validateName, d, err)
 	}
-	if old != nil && !gov && contract.IsMgr(d) && !v.Policy.Exempts(ns, d.Name) {
+	if old != nil && !gov && contract.IsMgr(d) && !policy.Exempts(ns, d.Name) {
 		// A governed mgr stays governed: an owner reference its writer adds,
 		// even to a live CephCluster, hands it to no one.
 		gov = true
@@ -103,9 +104,9 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	}
 	var errs field.ErrorList
 	if old != nil {
-		errs = mutate.ValidateUpdate(old, d, info, v.Policy)
+		errs = mutate.ValidateUpdate(old, d, info, policy)
 	} else {
-		errs = mutate.Validate(d, info, v.Policy)
+		errs = mutate.Validate(d, info, policy)
 	}
 	if len(errs) > 0 {
 		return deny(ctx, validateName, d, errs)

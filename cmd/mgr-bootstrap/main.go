@@ -25,6 +25,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/securemetrics"
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 	"github.com/rook-mgr/mgr-webhook/version"
 )
 
@@ -39,6 +40,7 @@ type options struct {
 	cephBinary, cephPython       string
 	modules, caps                string
 	policyFile, adopt, choices   string
+	policyName, podName          string
 	namespaces                   string
 	cephTimeout, connectTimeout  time.Duration
 	statTimeout                  time.Duration
@@ -69,7 +71,9 @@ func main() {
 	flag.IntVar(&o.RoleWorkers, "mgr-role-workers", o.RoleWorkers, "how many clusters' mgr maps are read at once")
 	flag.StringVar(&o.modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may choose others among --module-choices with annotation mgr.ceph.rook.io/modules)")
 	flag.StringVar(&o.choices, "module-choices", "", "modules a Deployment's annotation mgr.ceph.rook.io/modules may name, comma-separated; an annotation naming others, or any while this is empty, is ignored; the policy's moduleChoices when unset")
-	flag.StringVar(&o.policyFile, "policy", "", "the webhook's policy file; its modules, moduleChoices and adoptExistingKeys are the defaults of --modules, --module-choices and --adopt-existing-keys")
+	flag.StringVar(&o.policyFile, "policy", "", "the webhook's policy file; its modules, moduleChoices and adoptExistingKeys are the defaults of --modules, --module-choices and --adopt-existing-keys (with --policy-name: until the MgrPolicy is read)")
+	flag.StringVar(&o.policyName, "policy-name", "", "the MgrPolicy whose modules, moduleChoices and adoptExistingKeys are in force where no flag sets them, watched live; this controller writes its conditions and Events (the release manifests: default)")
+	flag.StringVar(&o.podName, "pod-name", os.Getenv("POD_NAME"), "this replica's Pod, its entry in the MgrPolicy's status.byPod (default $POD_NAME)")
 	flag.StringVar(&o.caps, "caps", "mgr-profile", `caps of a mgr's cephx key: "mgr-profile" (mon 'allow profile mgr', mds/osd 'allow *', Rook's) or "allow-all" (the seed's 'allow *')`)
 	flag.StringVar(&o.OrchestratorBackend, "orchestrator-backend", o.OrchestratorBackend, "orchestrator backend set once its module is on; empty to skip")
 	flag.DurationVar(&o.ModuleTimeout, "module-timeout", o.ModuleTimeout, "how long one module step is retried while the mgr restarts")
@@ -111,28 +115,37 @@ func run(o options) error {
 	default:
 		return fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, o.caps)
 	}
+	filePolicy, source := mutate.DefaultPolicy(), "built-in"
 	if o.policyFile != "" {
 		data, err := os.ReadFile(o.policyFile)
 		if err != nil {
 			return err
 		}
-		p, err := mutate.ParsePolicy(data)
-		if err != nil {
+		if filePolicy, err = mutate.ParsePolicy(data); err != nil {
 			return err
 		}
+		source = "file " + o.policyFile
 		if !o.set["modules"] {
-			o.modules = strings.Join(p.Modules, ",")
+			o.modules = strings.Join(filePolicy.Modules, ",")
 		}
 		if !o.set["adopt-existing-keys"] {
-			o.adopt = strings.Join(p.AdoptExistingKeys, ",")
+			o.adopt = strings.Join(filePolicy.AdoptExistingKeys, ",")
 		}
 		if !o.set["module-choices"] {
-			o.choices = strings.Join(p.ModuleChoices, ",")
+			o.choices = strings.Join(filePolicy.ModuleChoices, ",")
 		}
 	}
 	o.AdoptExistingKeys = contract.SplitList(o.adopt)
 	o.Modules = contract.SplitList(o.modules)
 	o.ModuleChoices = contract.SplitList(o.choices)
+	if o.policyName != "" {
+		// What no flag set follows the MgrPolicy (nil: the policy's); a flag
+		// given, even empty, overrides it.
+		o.Policy, o.PolicyName, o.Pod = policy.NewStore(filePolicy, source), o.policyName, o.podName
+		o.Modules = flagList(o.set["modules"], o.Modules)
+		o.ModuleChoices = flagList(o.set["module-choices"], o.ModuleChoices)
+		o.AdoptExistingKeys = flagList(o.set["adopt-existing-keys"], o.AdoptExistingKeys)
+	}
 
 	o.Namespace = ownNamespace(o.Namespace, o.leaderElectionNamespace)
 
@@ -186,6 +199,18 @@ func run(o options) error {
 	}
 	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "moduleChoices", o.ModuleChoices, "leaderElect", o.leaderElect, "namespaces", contract.SplitList(o.namespaces))
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// flagList is a list flag's value when the flag was given (empty, not nil,
+// when given empty), else nil: the policy's.
+func flagList(given bool, v []string) []string {
+	if !given {
+		return nil
+	}
+	if v == nil {
+		return []string{}
+	}
+	return v
 }
 
 // ownNamespace is the flag's value, else the pod's namespace in-cluster,

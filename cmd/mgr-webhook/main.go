@@ -28,12 +28,14 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/securemetrics"
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 	"github.com/rook-mgr/mgr-webhook/version"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
 type options struct {
 	certDir, host, policyFile, probeAddr  string
+	policyName, podName                   string
 	metrics                               securemetrics.Flags
 	port                                  int
 	enableHTTP2, printPolicy, leaderElect bool
@@ -53,7 +55,9 @@ func main() {
 	flag.StringVar(&o.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with tls.crt and tls.key; reloaded when they change")
 	flag.IntVar(&o.port, "port", 9443, "port the webhook server listens on")
 	flag.StringVar(&o.host, "host", "", "address the webhook server binds to (all when empty)")
-	flag.StringVar(&o.policyFile, "policy", "", "policy file (apiVersion mgr.ceph.rook.io/v1alpha1, kind Policy); built-in defaults when empty")
+	flag.StringVar(&o.policyFile, "policy", "", "policy file (apiVersion mgr.ceph.rook.io/v1alpha1, kind Policy); built-in defaults when empty. With --policy-name, what is in force until the MgrPolicy is read")
+	flag.StringVar(&o.policyName, "policy-name", "", "the MgrPolicy to enforce, watched live (the release manifests: default); empty: --policy only")
+	flag.StringVar(&o.podName, "pod-name", os.Getenv("POD_NAME"), "this replica's Pod, its entry in the MgrPolicy's status.byPod (default $POD_NAME)")
 	o.metrics.Register(flag.CommandLine)
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve HTTP/2 as well (off: HTTP/1.1 only)")
@@ -102,13 +106,21 @@ func loadPolicy(path string) (*mutate.Policy, error) {
 	return mutate.ParsePolicy(data)
 }
 
+// policySource names where a policy file's policy came from.
+func policySource(file string) string {
+	if file == "" {
+		return "built-in"
+	}
+	return "file " + file
+}
+
 func run(o options) error {
-	policy, err := loadPolicy(o.policyFile)
+	filePolicy, err := loadPolicy(o.policyFile)
 	if err != nil {
 		return err
 	}
 	if o.printPolicy {
-		return mutate.WritePolicy(os.Stdout, policy)
+		return mutate.WritePolicy(os.Stdout, filePolicy)
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -140,7 +152,7 @@ func run(o options) error {
 	}
 	drain := &webhook.Drain{Delay: o.shutdownDelay}
 	namespaces := contract.SplitList(o.namespaces)
-	if _, err := webhook.Setup(mgr, cfg, webhook.Options{Policy: policy, Drain: drain, Namespaces: namespaces}); err != nil {
+	if _, err := webhook.Setup(mgr, cfg, webhook.Options{Policy: policy.NewStore(filePolicy, policySource(o.policyFile)), PolicyName: o.policyName, Pod: o.podName, Drain: drain, Namespaces: namespaces}); err != nil {
 		return err
 	}
 	if o.certMode == "self-signed" {
@@ -156,7 +168,7 @@ func run(o options) error {
 			return err
 		}
 	}
-	ctrl.Log.Info("starting mgr-webhook", "port", o.port, "certDir", o.certDir, "policy", o.policyFile, "namespaces", namespaces)
+	ctrl.Log.Info("starting mgr-webhook", "port", o.port, "certDir", o.certDir, "policyFile", o.policyFile, "policyName", o.policyName, "namespaces", namespaces)
 	return mgr.Start(drain.Context(ctrl.SetupSignalHandler()))
 }
 

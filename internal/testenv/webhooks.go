@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
@@ -31,7 +32,13 @@ var WebhookServiceAccount = ServiceAccountUser("mgr-webhook-system", "mgr-webhoo
 // manifests/base and runs as the webhook's ServiceAccount, so the tests prove
 // that the shipped RBAC suffices. It returns once the server answers TLS and
 // the cluster cache has synced.
-func ServeWebhooks(ctx context.Context, a *APIServer, policy *mutate.Policy) (*webhook.ClusterInfoCache, error) {
+func ServeWebhooks(ctx context.Context, a *APIServer, p *mutate.Policy) (*webhook.ClusterInfoCache, error) {
+	return ServeWebhooksWith(ctx, a, webhook.Options{Policy: policy.Static(p)})
+}
+
+// ServeWebhooksWith is ServeWebhooks with the webhook's Options (a watched
+// MgrPolicy: PolicyName and Pod).
+func ServeWebhooksWith(ctx context.Context, a *APIServer, o webhook.Options) (*webhook.ClusterInfoCache, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -53,7 +60,7 @@ func ServeWebhooks(ctx context.Context, a *APIServer, policy *mutate.Policy) (*w
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := webhook.Setup(mgr, cfg, webhook.Options{Policy: policy})
+	clusters, err := webhook.Setup(mgr, cfg, o)
 	if err != nil {
 		return nil, err
 	}

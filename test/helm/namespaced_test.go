@@ -298,7 +298,8 @@ func TestChartCephNamespacesValue(t *testing.T) {
 				}
 			}
 			for _, name := range clusterBindings {
-				if name != "mgr-metrics-auth" && name != "mgr-webhook-certs" {
+				// mgr-policy: a MgrPolicy is cluster-scoped, read-only but for its status.
+				if name != "mgr-metrics-auth" && name != "mgr-webhook-certs" && name != "mgr-policy" {
 					t.Errorf("ClusterRoleBinding %s in a namespaced install", name)
 				}
 			}

@@ -105,7 +105,7 @@ func TestOverlayInAnotherNamespace(t *testing.T) {
 // names ns.
 func checkNamespaceReferences(t *testing.T, objs objects, ns, mode string) {
 	t.Helper()
-	clusterScoped := []string{"Namespace", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+	clusterScoped := []string{"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
 	for key, doc := range objs {
 		u := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal(doc, &u.Object); err != nil {

@@ -1,0 +1,65 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// Package policy keeps the policy in force in a running webhook or
+// controller: the MgrPolicy it watches (Watcher), or a file's or the
+// built-in one (Static), swapped whole on a change (Store).
+package policy
+
+import (
+	"sync/atomic"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// InForce is the policy a replica enforces and where it came from.
+type InForce struct {
+	Policy *mutate.Policy
+	// Hash is Policy.Hash().
+	Hash string
+	// Source says where it came from: "MgrPolicy default", a file's path,
+	// or "built-in".
+	Source string
+	// Generation is the MgrPolicy's metadata.generation; 0 for a file.
+	Generation int64
+}
+
+// Store holds the policy in force. Readers take it once per request, so a
+// request is judged by one policy even while it changes.
+type Store struct {
+	cur     atomic.Pointer[InForce]
+	changed chan struct{}
+}
+
+// NewStore starts with p (a file's, or the built-in one), named source.
+func NewStore(p *mutate.Policy, source string) *Store {
+	s := &Store{changed: make(chan struct{}, 1)}
+	s.cur.Store(&InForce{Policy: p, Hash: p.Hash(), Source: source})
+	return s
+}
+
+// Static is a Store that never changes (tests, file mode).
+func Static(p *mutate.Policy) *Store { return NewStore(p, "static") }
+
+// Current is the policy in force.
+func (s *Store) Current() *mutate.Policy { return s.cur.Load().Policy }
+
+// InForce is the policy in force with where it came from.
+func (s *Store) InForce() InForce { return *s.cur.Load() }
+
+// Changed receives after each change of the policy in force (coalesced: one
+// pending signal at most), so a controller can judge its objects again.
+func (s *Store) Changed() <-chan struct{} { return s.changed }
+
+// set puts in in force; false when it equals the one in force already.
+func (s *Store) set(in InForce) bool {
+	old := s.cur.Swap(&in)
+	if old.Hash == in.Hash {
+		return false
+	}
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+	return true
+}

@@ -1,0 +1,45 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package policy
+
+import (
+	"testing"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// TestStoreSignalsOnlyChanges: a controller judges its objects again when
+// the policy in force changes, not when the same policy is read again, and
+// signals pile up into one.
+func TestStoreSignalsOnlyChanges(t *testing.T) {
+	s := NewStore(mutate.DefaultPolicy(), "built-in")
+	same := mutate.DefaultPolicy()
+	if s.set(InForce{Policy: same, Hash: same.Hash(), Source: "MgrPolicy default", Generation: 1}) {
+		t.Error("the same policy from another source counts as a change")
+	}
+	if got := s.InForce(); got.Source != "MgrPolicy default" || got.Generation != 1 {
+		t.Errorf("in force: %+v, want the MgrPolicy's generation 1", got)
+	}
+	select {
+	case <-s.Changed():
+		t.Fatal("signalled without a change")
+	default:
+	}
+	for _, min := range []string{"17.0.0", "18.0.0"} {
+		p := mutate.DefaultPolicy()
+		p.Images.MinimumCephVersion = min
+		if !s.set(InForce{Policy: p, Hash: p.Hash()}) {
+			t.Fatalf("minimum %s not a change", min)
+		}
+	}
+	<-s.Changed()
+	select {
+	case <-s.Changed():
+		t.Fatal("two changes, two signals: want one pending")
+	default:
+	}
+	if s.Current().Images.MinimumCephVersion != "18.0.0" {
+		t.Errorf("in force: minimum %s", s.Current().Images.MinimumCephVersion)
+	}
+}

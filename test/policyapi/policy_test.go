@@ -1,0 +1,381 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// Package policyapi tests MgrPolicy through a real kube-apiserver: the
+// shipped CRD refuses a bad policy naming the field, and the webhook (as its
+// ServiceAccount, with the shipped RBAC) and the controller follow a change
+// live, keep the last good policy when the newest is invalid or deleted, and
+// say so in the status, an Event and the metrics.
+package policyapi
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
+	"github.com/rook-mgr/mgr-webhook/webhook"
+)
+
+const (
+	ns            = "rook-ceph"
+	webhookPod    = "mgr-webhook-7d9f-abcde"
+	controllerPod = "mgr-bootstrap-5c8b-fghij"
+)
+
+var (
+	api  *testenv.APIServer
+	k8s  client.Client
+	root string
+	// webhookStore and controllerStore are what each component enforces.
+	webhookStore, controllerStore *policy.Store
+)
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "policyapi:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	var err error
+	if root, err = testenv.RepoRoot(); err != nil {
+		return 1, err
+	}
+	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
+		ShippedWebhooks: true,
+		CRDs:            []string{filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml")},
+	})
+	if err != nil {
+		return 1, err
+	}
+	defer api.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return 1, err
+		}
+	}
+	if k8s, err = client.New(api.Config, client.Options{Scheme: scheme}); err != nil {
+		return 1, err
+	}
+
+	// The webhook as cmd/mgr-webhook wires it with --policy-name=default;
+	// until a MgrPolicy is read, the built-in policy is in force.
+	webhookStore = policy.NewStore(mutate.DefaultPolicy(), "built-in")
+	clusters, err := testenv.ServeWebhooksWith(ctx, api, webhook.Options{Policy: webhookStore, PolicyName: "default", Pod: webhookPod})
+	if err != nil {
+		return 1, err
+	}
+	// The controller as cmd/mgr-bootstrap wires it, as its ServiceAccount.
+	// Its mgr cache watches a namespace without mgrs: only its MgrPolicy
+	// Watcher is under test here (no Ceph is called).
+	controllerStore = policy.NewStore(mutate.DefaultPolicy(), "built-in")
+	mgr, err := ctrl.NewManager(api.ConfigAs(testenv.ServiceAccountUser("mgr-webhook-system", "mgr-bootstrap")), ctrl.Options{
+		Scheme: scheme, Cache: bootstrap.CacheOptions("no-mgrs-here"), Metrics: metricsserver.Options{BindAddress: "0"},
+	})
+	if err != nil {
+		return 1, err
+	}
+	opts := bootstrap.DefaultOptions()
+	opts.Modules, opts.Policy, opts.PolicyName, opts.Pod = nil, controllerStore, "default", controllerPod
+	if err := bootstrap.Setup(mgr, opts, &ceph.Runner{Binary: "/nonexistent/ceph"}, 1); err != nil {
+		return 1, err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "controller manager:", err)
+		}
+	}()
+
+	cluster := testenv.CephCluster{Namespace: ns, FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "[v2:10.0.0.1:3300]", Members: "a",
+		AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n"}
+	if err := cluster.Create(ctx, k8s); err != nil {
+		return 1, err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, err := clusters.Lookup(ns)
+		return err == nil, nil
+	}); err != nil {
+		return 1, fmt.Errorf("webhook cache never saw cluster %s: %w", ns, err)
+	}
+	return m.Run(), nil
+}
+
+// mgrWithImage is the shipped minimal mgr running image.
+func mgrWithImage(t *testing.T, image string) *appsv1.Deployment {
+	t.Helper()
+	data, err := testenv.MinimalMgr(root, ns, "a", [2]int32{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{}
+	if err := yaml.UnmarshalStrict(data, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Template.Spec.Containers[0].Image = image
+	return d
+}
+
+// admits is the API server's verdict on creating a mgr running image (a
+// dry run: every admission webhook judges it, nothing is stored).
+func admits(t *testing.T, image string) error {
+	t.Helper()
+	return k8s.Create(context.Background(), mgrWithImage(t, image), client.DryRunAll)
+}
+
+func get(t *testing.T) *v1alpha1.MgrPolicy {
+	t.Helper()
+	mp := &v1alpha1.MgrPolicy{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Name: "default"}, mp); err != nil {
+		t.Fatal(err)
+	}
+	return mp
+}
+
+// update changes the MgrPolicy's spec and returns its new generation.
+func update(t *testing.T, edit func(*mutate.PolicySpec)) int64 {
+	t.Helper()
+	mp := get(t)
+	edit(&mp.Spec)
+	if err := k8s.Update(context.Background(), mp); err != nil {
+		t.Fatal(err)
+	}
+	return mp.Generation
+}
+
+// waitFor polls until cond holds, or fails naming what.
+func waitFor(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v (last: %v)", what, err, last)
+	}
+}
+
+// replica is a replica's status.byPod entry.
+func replica(mp *v1alpha1.MgrPolicy, id string) *v1alpha1.PodStatus {
+	for i := range mp.Status.ByPod {
+		if mp.Status.ByPod[i].ID == id {
+			return &mp.Status.ByPod[i]
+		}
+	}
+	return nil
+}
+
+// stateIs reports whether mgr_policy_state of operation is state.
+func stateIs(operation, state string) (bool, error) {
+	v, err := testenv.CounterSum("mgr_policy_state", map[string]string{"operation": operation, "state": state})
+	return v == 1, err
+}
+
+// TestBadPolicyRefusedByTheAPIServer: the CRD's schema refuses what the
+// policy's validation would, naming the field, before any replica sees it.
+func TestBadPolicyRefusedByTheAPIServer(t *testing.T) {
+	cases := map[string]struct {
+		spec  string
+		field string
+	}{
+		"a release that is not one":      {`{images: {minimumCephVersion: sixteen}}`, "spec.images.minimumCephVersion"},
+		"a relative dataDirHostPath":     {`{dataDirHostPath: var/lib/rook}`, "spec.dataDirHostPath"},
+		"a negative connect timeout":     {`{serverAddrInitContainers: {connectTimeoutSeconds: -1}}`, "spec.serverAddrInitContainers.connectTimeoutSeconds"},
+		"an exemption of no namespace":   {`{exemptions: [{namespace: Rook_Ceph}]}`, "spec.exemptions[0].namespace"},
+		"a module choice that is none":   {`{moduleChoices: [dashboard, "rm -rf"]}`, "spec.moduleChoices[1]"},
+		"a module that is none":          {`{modules: [Prometheus]}`, "spec.modules[0]"},
+		"the mgr container as a sidecar": {`{sidecars: {mgr: {name: mgr, image: busybox}}}`, "spec.sidecars"},
+		"a sidecar named otherwise":      {`{sidecars: {logs: {name: other, image: busybox}}}`, "spec.sidecars"},
+		"a sidecar without an image":     {`{sidecars: {logs: {name: logs}}}`, "spec.sidecars"},
+		"an unknown field":               {`{allowPrivilegedd: true}`, "spec.allowPrivilegedd"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var spec map[string]any
+			if err := yaml.Unmarshal([]byte(tc.spec), &spec); err != nil {
+				t.Fatal(err)
+			}
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "mgr.ceph.rook.io/v1alpha1", "kind": "MgrPolicy", "metadata": map[string]any{"name": "bad"}, "spec": spec}}
+			err := k8s.Create(context.Background(), u, client.FieldValidation("Strict"))
+			if err == nil {
+				t.Fatalf("MgrPolicy with %s was stored", tc.spec)
+			}
+			if !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("refusal does not name %s: %v", tc.field, err)
+			}
+		})
+	}
+}
+
+// TestPolicyFollowedLive walks a MgrPolicy through what a site does to it,
+// as one sequence: created, made stricter, broken, deleted.
+func TestPolicyFollowedLive(t *testing.T) {
+	ctx := context.Background()
+	// Before any MgrPolicy, the built-in policy (Pacific on) is in force.
+	if err := admits(t, "quay.io/ceph/ceph:v17.2.7"); err != nil {
+		t.Fatalf("built-in policy refused Quincy: %v", err)
+	}
+	// The shipped example, as the README has a site apply it.
+	data, err := os.ReadFile(filepath.Join(root, "manifests", "examples", "mgrpolicy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := &v1alpha1.MgrPolicy{}
+	if err := yaml.UnmarshalStrict(data, mp); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx, mp); err != nil {
+		t.Fatal(err)
+	}
+	gen := mp.Generation
+
+	t.Run("created: every replica reports the generation it enforces", func(t *testing.T) {
+		waitFor(t, "both replicas in status.byPod at generation 1", func() (bool, error) {
+			mp := get(t)
+			w, c := replica(mp, webhookPod), replica(mp, controllerPod)
+			return w != nil && c != nil && w.EnforcedGeneration == gen && c.EnforcedGeneration == gen, nil
+		})
+		mp := get(t)
+		cond := meta.FindStatusCondition(mp.Status.Conditions, v1alpha1.ConditionAccepted)
+		if cond == nil || cond.Status != metav1.ConditionTrue || cond.ObservedGeneration != gen {
+			t.Fatalf("Accepted condition = %+v, want True at generation %d", cond, gen)
+		}
+		want := webhookStore.InForce().Hash
+		if want != mutate.DefaultPolicy().Hash() {
+			t.Errorf("the example says other than the built-in policy: hash %s, built-in %s", want, mutate.DefaultPolicy().Hash())
+		}
+		if mp.Status.PolicyHash != want || replica(mp, webhookPod).PolicyHash != want || controllerStore.InForce().Hash != want {
+			t.Fatalf("policy hashes differ: status %s, webhook %s, controller %s", mp.Status.PolicyHash, want, controllerStore.InForce().Hash)
+		}
+		if got := replica(mp, webhookPod).Operations; len(got) != 1 || got[0] != v1alpha1.OperationWebhook {
+			t.Fatalf("webhook replica's operations = %v", got)
+		}
+	})
+
+	t.Run("made stricter: enforced within 2s, no restart", func(t *testing.T) {
+		start := time.Now()
+		gen = update(t, func(s *mutate.PolicySpec) { s.Images.MinimumCephVersion = "18.0.0" })
+		var err error
+		waitFor(t, "Quincy refused", func() (bool, error) {
+			err = admits(t, "quay.io/ceph/ceph:v17.2.7")
+			return err != nil, nil
+		})
+		took := time.Since(start)
+		t.Logf("minimumCephVersion 18.0.0 enforced %v after the update", took)
+		if took > 2*time.Second {
+			t.Errorf("the change took %v to be enforced, want ≤ 2s", took)
+		}
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.template.spec.containers[0].image") {
+			t.Fatalf("refusal does not name the image: %v", err)
+		}
+		if err := admits(t, "quay.io/ceph/ceph:v18.2.4"); err != nil {
+			t.Fatalf("Reef refused: %v", err)
+		}
+		if controllerStore.Current().Images.MinimumCephVersion != "18.0.0" {
+			t.Fatalf("the controller enforces %q", controllerStore.Current().Images.MinimumCephVersion)
+		}
+	})
+
+	t.Run("broken: the last good policy stays and it is said", func(t *testing.T) {
+		good := gen
+		// The schema admits it; the image reference grammar (upper case in a
+		// repository) is the policy's validation's alone.
+		bad := update(t, func(s *mutate.PolicySpec) {
+			s.Images.MinimumCephVersion = "19.0.0"
+			s.DefaultImage = "quay.io/CEPH/ceph:v19.2.3"
+		})
+		waitFor(t, "Accepted=False", func() (bool, error) {
+			c := meta.FindStatusCondition(get(t).Status.Conditions, v1alpha1.ConditionAccepted)
+			return c != nil && c.Status == metav1.ConditionFalse && c.ObservedGeneration == bad, nil
+		})
+		mp := get(t)
+		c := meta.FindStatusCondition(mp.Status.Conditions, v1alpha1.ConditionAccepted)
+		if c.Reason != v1alpha1.ReasonInvalid || !strings.Contains(c.Message, "spec.defaultImage") {
+			t.Fatalf("condition does not name the field: %+v", c)
+		}
+		waitFor(t, "the webhook replica reports the refusal", func() (bool, error) {
+			w := replica(get(t), webhookPod)
+			return w.ObservedGeneration == bad && w.EnforcedGeneration == good && len(w.Errors) == 1 && strings.Contains(w.Errors[0], "spec.defaultImage"), nil
+		})
+		if err := admits(t, "quay.io/ceph/ceph:v18.2.4"); err != nil {
+			t.Fatalf("the refused policy (19.0.0 minimum) is enforced: %v", err)
+		}
+		if err := admits(t, "quay.io/ceph/ceph:v17.2.7"); err == nil {
+			t.Fatal("the last good policy (18.0.0 minimum) is not enforced")
+		}
+		for _, op := range []string{v1alpha1.OperationWebhook, v1alpha1.OperationController} {
+			if ok, err := stateIs(op, "invalid"); !ok || err != nil {
+				t.Fatalf("mgr_policy_state{operation=%q,state=invalid} not 1 (%v)", op, err)
+			}
+		}
+		waitFor(t, "a PolicyRejected Event", func() (bool, error) {
+			list := &eventsv1.EventList{}
+			if err := k8s.List(ctx, list); err != nil {
+				return false, err
+			}
+			for _, e := range list.Items {
+				if e.Regarding.Name == "default" && e.Regarding.Kind == "MgrPolicy" && e.Reason == policy.ReasonRejected && strings.Contains(e.Note, "spec.defaultImage") {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	})
+
+	t.Run("deleted: the last good policy stays", func(t *testing.T) {
+		if err := k8s.Delete(ctx, get(t)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "mgr_policy_state missing", func() (bool, error) { return stateIs(v1alpha1.OperationWebhook, "missing") })
+		if err := admits(t, "quay.io/ceph/ceph:v17.2.7"); err == nil {
+			t.Fatal("deleting the MgrPolicy dropped its rules: Quincy admitted")
+		}
+		if got := webhookStore.InForce(); got.Source != "MgrPolicy default" || got.Policy.Images.MinimumCephVersion != "18.0.0" {
+			t.Fatalf("in force after deletion: %s, minimum %s", got.Source, got.Policy.Images.MinimumCephVersion)
+		}
+	})
+}
+
+// TestExplain: kubectl explain documents the policy's fields from the CRD.
+func TestExplain(t *testing.T) {
+	out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "explain", "mgrpolicy.spec.images.minimumCephVersion").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl explain: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "oldest Ceph release admitted") {
+		t.Fatalf("kubectl explain does not document the field:\n%s", out)
+	}
+}
