@@ -33,13 +33,14 @@ type fixture struct {
 	policy *Policy
 }
 
-// fixtures returns every input: testdata/*.yaml and the shipped examples. A
-// <case>.policy.yaml beside an input replaces the default policy.
+// fixtures returns every input: testdata/*.yaml and the shipped mgr examples
+// (manifests/examples/*-mgr.yaml). A <case>.policy.yaml beside an input
+// replaces the default policy.
 func fixtures(t testing.TB) []fixture {
 	t.Helper()
 	var fs []fixture
 	inputs, _ := filepath.Glob("testdata/*.yaml")
-	examples, _ := filepath.Glob("../manifests/examples/*.yaml")
+	examples, _ := filepath.Glob("../manifests/examples/*-mgr.yaml")
 	for _, in := range append(inputs, examples...) {
 		base := strings.TrimSuffix(filepath.Base(in), ".yaml")
 		if strings.HasSuffix(base, ".golden") || strings.HasSuffix(base, ".policy") {

@@ -104,6 +104,17 @@ type PolicySpec struct {
 	// +kubebuilder:validation:MaxItems=1000
 	// +listType=atomic
 	Exemptions []Exemption `json:"exemptions,omitempty"`
+	// Enforcement sets, per rule, what a violation does: Deny (the default),
+	// Warn (admitted, with a warning to the writer) or Audit (admitted,
+	// recorded in the request's audit annotations and the audit report
+	// only), so a stricter rule can be rolled out warn first, then deny.
+	// The rules: images.allowedRepositories, images.minimumCephVersion,
+	// images.allowLatest, allowPrivileged, allowHostNetwork,
+	// dataDirHostPath. The rules that keep a Ceph cluster whole (mgr
+	// identity, one replica, its keyring and fsid) always deny.
+	// +kubebuilder:validation:MaxProperties=6
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['images.allowedRepositories', 'images.minimumCephVersion', 'images.allowLatest', 'allowPrivileged', 'allowHostNetwork', 'dataDirHostPath'])",message="a rule is one of images.allowedRepositories, images.minimumCephVersion, images.allowLatest, allowPrivileged, allowHostNetwork, dataDirHostPath"
+	Enforcement map[Rule]Action `json:"enforcement,omitempty"`
 }
 
 // Exemption names mgr Deployments the policy leaves alone.
@@ -300,6 +311,7 @@ func (p *Policy) validate(root *field.Path) field.ErrorList {
 			}
 		}
 	}
+	errs = append(errs, p.validateEnforcement(root)...)
 	for i, m := range p.Modules {
 		if !moduleName.MatchString(m) {
 			errs = append(errs, field.Invalid(root.Child("modules").Index(i), m, "must be a mgr module's name (lower-case letters, digits, _), one per item"))

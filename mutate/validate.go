@@ -89,7 +89,7 @@ func validate(d *appsv1.Deployment, info ClusterInfo, p *Policy, oneErrorPerMist
 			"a mgr Deployment runs at most 1 pod (a mgr id must not run twice); add a standby as another Deployment with its own mgr id"))
 	}
 	if spec.HostNetwork && !p.AllowHostNetwork {
-		errs = append(errs, field.Forbidden(podSpecPath.Child("hostNetwork"), "hostNetwork is not allowed by the policy; remove it (set allowHostNetwork in the policy to permit it)"))
+		errs = append(errs, field.Forbidden(podSpecPath.Child("hostNetwork"), "hostNetwork is not allowed by the policy; remove it (set allowHostNetwork in the policy to permit it)").WithOrigin(string(RuleAllowHostNetwork)))
 	}
 	errs = append(errs, validateVolumes(spec, id, info, p)...)
 
@@ -124,7 +124,7 @@ func validate(d *appsv1.Deployment, info ClusterInfo, p *Policy, oneErrorPerMist
 			for i, c := range list.cs {
 				if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
 					errs = append(errs, field.Forbidden(podSpecPath.Child(list.name).Index(i).Child("securityContext", "privileged"),
-						"privileged containers are not allowed by the policy; remove privileged: true (ceph-mgr does not need it)"))
+						"privileged containers are not allowed by the policy; remove privileged: true (ceph-mgr does not need it)").WithOrigin(string(RuleAllowPrivileged)))
 				}
 			}
 		}
@@ -238,24 +238,24 @@ func validateImage(fp *field.Path, s string, p *Policy) field.ErrorList {
 	if !slices.Contains(p.Images.AllowedRepositories, img.Repository) {
 		// The whole reference is the bad value: a grandfathered foreign
 		// image cannot move to another tag or digest of its repository.
-		return field.ErrorList{field.NotSupported(fp, s, p.Images.AllowedRepositories)}
+		return field.ErrorList{field.NotSupported(fp, s, p.Images.AllowedRepositories).WithOrigin(string(RuleAllowedRepositories))}
 	}
 	switch {
 	case img.Tag == "latest":
 		if !p.Images.AllowLatest {
-			return field.ErrorList{field.Invalid(fp, s, `the "latest" tag is not allowed: its Ceph release cannot be checked; pin a release tag such as v16.2.15`)}
+			return field.ErrorList{field.Invalid(fp, s, `the "latest" tag is not allowed: its Ceph release cannot be checked; pin a release tag such as v16.2.15`).WithOrigin(string(RuleAllowLatest))}
 		}
 		return nil
 	case img.Tag == "":
-		return field.ErrorList{field.Invalid(fp, s, "the image needs a tag naming its Ceph release (e.g. :v16.2.15, optionally with @digest)")}
+		return field.ErrorList{field.Invalid(fp, s, "the image needs a tag naming its Ceph release (e.g. :v16.2.15, optionally with @digest)").WithOrigin(string(RuleMinimumCephVersion))}
 	}
 	v, err := contract.ParseCephTag(img.Tag)
 	if err != nil {
-		return field.ErrorList{field.Invalid(fp, s, "cannot read the Ceph release from the tag: "+err.Error())}
+		return field.ErrorList{field.Invalid(fp, s, "cannot read the Ceph release from the tag: "+err.Error()).WithOrigin(string(RuleMinimumCephVersion))}
 	}
 	minimum, _ := contract.ParseCephTag(p.Images.MinimumCephVersion) // checked when the policy was parsed
 	if !v.AtLeast(minimum) {
-		return field.ErrorList{field.Invalid(fp, s, fmt.Sprintf("Ceph %s is older than the policy's minimum %s; use a newer release", v, minimum))}
+		return field.ErrorList{field.Invalid(fp, s, fmt.Sprintf("Ceph %s is older than the policy's minimum %s; use a newer release", v, minimum)).WithOrigin(string(RuleMinimumCephVersion))}
 	}
 	return nil
 }
@@ -271,7 +271,7 @@ func validateVolumes(spec *corev1.PodSpec, id string, info ClusterInfo, p *Polic
 				// The path is the bad value: the ratchet grandfathers this
 				// path, not any path of this volume.
 				errs = append(errs, field.Invalid(fp.Child("hostPath", "path"), v.HostPath.Path,
-					fmt.Sprintf("hostPath %q is outside the cluster's log directory %q; use an emptyDir or a path under it", v.HostPath.Path, logDir)))
+					fmt.Sprintf("hostPath %q is outside the cluster's log directory %q; use an emptyDir or a path under it", v.HostPath.Path, logDir)).WithOrigin(string(RuleDataDirHostPath)))
 			}
 		}
 		if v.Name == contract.KeyringSecretName(id) && (v.Secret == nil || v.Secret.SecretName != contract.KeyringSecretName(id)) {

@@ -44,10 +44,14 @@ var (
 		Name: "mgr_webhook_denials_total",
 		Help: "Denied or errored admissions, by webhook and reason (the offending field with indices elided, or a named reason).",
 	}, []string{"webhook", "reason"})
+	violations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mgr_webhook_policy_violations_total",
+		Help: "Violations of the policy's rules whose action the policy chooses, by rule and action (Deny, Warn, Audit).",
+	}, []string{"rule", "action"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(admissions, denials)
+	metrics.Registry.MustRegister(admissions, denials, violations)
 	// Every webhook's series exist from the start, at 0: a rate() in an alert
 	// or dashboard sees "none yet", not a metric that is not there.
 	for _, w := range []string{mutateName, validateName, scaleName} {

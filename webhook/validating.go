@@ -6,6 +6,7 @@ package webhook
 import (
 	"context"
 	"errors"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -108,9 +109,41 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	} else {
 		errs = mutate.Validate(d, info, policy)
 	}
-	if len(errs) > 0 {
-		return deny(ctx, validateName, d, errs)
-	}
-	count(validateName, OutcomeAllowed)
-	return admission.Allowed("")
+	return judged(ctx, validateName, d, policy, errs)
 }
+
+// judged answers by the policy's action for each violated rule: any Deny
+// refuses the write; Warn admits it with a warning; Audit admits it with an
+// audit annotation only (the API server's audit log keeps it).
+func judged(ctx context.Context, webhook string, d *appsv1.Deployment, p *mutate.Policy, errs field.ErrorList) admission.Response {
+	v := p.Judge(errs)
+	var warnings []string
+	for _, e := range v.Warn {
+		violations.WithLabelValues(e.Origin, string(mutate.ActionWarn)).Inc()
+		warnings = append(warnings, p.Describe(e))
+	}
+	var audits []string
+	for _, e := range v.Audit {
+		violations.WithLabelValues(e.Origin, string(mutate.ActionAudit)).Inc()
+		audits = append(audits, p.Describe(e))
+	}
+	for _, e := range v.Deny {
+		if e.Origin != "" {
+			violations.WithLabelValues(e.Origin, string(mutate.ActionDeny)).Inc()
+		}
+	}
+	if len(v.Deny) > 0 {
+		return deny(ctx, webhook, d, v.Deny).WithWarnings(warnings...)
+	}
+	count(webhook, OutcomeAllowed)
+	resp := admission.Allowed("").WithWarnings(warnings...)
+	if len(audits) > 0 {
+		// The API server prefixes the key with the webhook's name.
+		resp.AuditAnnotations = map[string]string{AuditAnnotationViolations: strings.Join(audits, "; ")}
+	}
+	return resp
+}
+
+// AuditAnnotationViolations is the audit annotation (after the webhook's
+// name and "/") that lists the violations of rules whose action is Audit.
+const AuditAnnotationViolations = "policy-violations"

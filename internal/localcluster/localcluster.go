@@ -133,6 +133,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if c.API, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
 		ShippedWebhooks:  true,
 		AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"},
+		CRDs:             []string{filepath.Join(o.RepoRoot, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml")},
 	}); err != nil {
 		return c, err
 	}
@@ -317,8 +318,10 @@ func (c *Cluster) commonArgs(name string) ([]string, error) {
 		c.MetricsURLs[name] = url
 	}
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics")
-	// Plain HTTP on loopback, so the harness scrapes without a token.
-	args := []string{"--metrics-bind-address", addr, "--metrics-secure=false"}
+	// Plain HTTP on loopback, so the harness scrapes without a token. Both
+	// watch MgrPolicy default as the release manifests have them do; until
+	// one exists, --policy is in force.
+	args := []string{"--metrics-bind-address", addr, "--metrics-secure=false", "--policy-name=default", "--pod-name=" + name}
 	if c.verbose {
 		args = append(args, "--zap-log-level=10")
 	}

@@ -168,6 +168,12 @@ func TestAlertRules(t *testing.T) {
 			not: `mgr_bootstrap_ceph_calls_total{command="mgr stat", result="ok"} 0+10x100
 			      mgr_bootstrap_ceph_calls_total{command="mgr stat", result="unavailable"} 0+1x100`,
 		},
+		"MgrPolicyRefused": {
+			load: `mgr_policy_state{operation="webhook", pod="a", state="invalid"} 1x100
+			       mgr_policy_state{operation="webhook", pod="a", state="current"} 0x100`, fires: `{operation="webhook", pod="a"} 1`,
+			not: `mgr_policy_state{operation="webhook", pod="a", state="invalid"} 0x100
+			      mgr_policy_state{operation="webhook", pod="a", state="current"} 1x100`,
+		},
 		"MgrBootstrapDown": {
 			load: `up{job="mgr-webhook"} 1x100`, fires: `{} 1`,
 			not: `up{job="mgr-bootstrap-metrics", pod="a"} 1x100`,

@@ -10,11 +10,13 @@ package policyapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +29,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -47,10 +52,23 @@ const (
 	controllerPod = "mgr-bootstrap-5c8b-fghij"
 )
 
+// auditPolicy records the metadata (audit annotations included) of writes
+// of Deployments.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    resources: [{group: apps, resources: [deployments]}]
+    verbs: [create, update, patch]
+  - level: None
+`
+
 var (
-	api  *testenv.APIServer
-	k8s  client.Client
-	root string
+	auditLog string
+	api      *testenv.APIServer
+	k8s      client.Client
+	root     string
 	// webhookStore and controllerStore are what each component enforces.
 	webhookStore, controllerStore *policy.Store
 )
@@ -69,9 +87,20 @@ func run(m *testing.M) (int, error) {
 	if root, err = testenv.RepoRoot(); err != nil {
 		return 1, err
 	}
+	// The audit log keeps what an Audit action records.
+	auditDir, err := os.MkdirTemp("", "policyapi-audit-")
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(auditDir)
+	auditLog = filepath.Join(auditDir, "audit.log")
+	if err := os.WriteFile(filepath.Join(auditDir, "policy.yaml"), []byte(auditPolicy), 0o600); err != nil {
+		return 1, err
+	}
 	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
 		ShippedWebhooks: true,
 		CRDs:            []string{filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml")},
+		Args:            map[string]string{"audit-policy-file": filepath.Join(auditDir, "policy.yaml"), "audit-log-path": auditLog},
 	})
 	if err != nil {
 		return 1, err
@@ -165,9 +194,13 @@ func get(t *testing.T) *v1alpha1.MgrPolicy {
 // update changes the MgrPolicy's spec and returns its new generation.
 func update(t *testing.T, edit func(*mutate.PolicySpec)) int64 {
 	t.Helper()
-	mp := get(t)
-	edit(&mp.Spec)
-	if err := k8s.Update(context.Background(), mp); err != nil {
+	var mp *v1alpha1.MgrPolicy
+	// The replicas write the status meanwhile: retry on their resourceVersion.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mp = get(t)
+		edit(&mp.Spec)
+		return k8s.Update(context.Background(), mp)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return mp.Generation
@@ -377,5 +410,110 @@ func TestExplain(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "oldest Ceph release admitted") {
 		t.Fatalf("kubectl explain does not document the field:\n%s", out)
+	}
+}
+
+// warnings collects the warnings the API server passes on from admission.
+type warnings struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.seen
+	w.seen = nil
+	return out
+}
+
+// TestEnforcementActions: a rule's action decides what its violation does
+// to a write: Warn admits it with a warning naming the rule, Audit admits it
+// silently (counted, and in the request's audit annotations), Deny refuses it.
+func TestEnforcementActions(t *testing.T) {
+	ctx := context.Background()
+	seen := &warnings{}
+	cfg := rest.CopyConfig(api.Config)
+	cfg.WarningHandler = seen
+	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "18.0.0"}}
+	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp); apierrors.IsNotFound(err) {
+		if err := k8s.Create(ctx, mp); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	quincy := "quay.io/ceph/ceph:v17.2.7"
+	for _, action := range []mutate.Action{mutate.ActionWarn, mutate.ActionAudit, mutate.ActionDeny} {
+		t.Run(string(action), func(t *testing.T) {
+			spec.Enforcement = map[mutate.Rule]mutate.Action{mutate.RuleMinimumCephVersion: action}
+			want, errs := mutate.PolicyFromSpec(&spec, nil)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			update(t, func(s *mutate.PolicySpec) { *s = *spec.DeepCopy() })
+			waitFor(t, "the webhook enforces "+string(action), func() (bool, error) { return webhookStore.InForce().Hash == want.Hash(), nil })
+			before, err := testenv.CounterSum("mgr_webhook_policy_violations_total", map[string]string{"rule": string(mutate.RuleMinimumCephVersion), "action": string(action)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen.take()
+			err = c.Create(ctx, mgrWithImage(t, quincy), client.DryRunAll)
+			got := seen.take()
+			switch action {
+			case mutate.ActionDeny:
+				if err == nil || !strings.Contains(err.Error(), "spec.template.spec.containers[0].image") {
+					t.Fatalf("Deny: %v", err)
+				}
+			case mutate.ActionWarn:
+				if err != nil {
+					t.Fatalf("Warn refused the write: %v", err)
+				}
+				if len(got) != 1 || !strings.Contains(got[0], "older than the policy's minimum 18.0.0") || !strings.Contains(got[0], "(policy rule images.minimumCephVersion: Warn)") {
+					t.Fatalf("warnings %q, want the violation and its rule", got)
+				}
+			case mutate.ActionAudit:
+				if err != nil || len(got) != 0 {
+					t.Fatalf("Audit: error %v, warnings %q; want neither", err, got)
+				}
+				key := "validate.mgr.ceph.rook.io/" + webhook.AuditAnnotationViolations
+				waitFor(t, "the audit log records the violation", func() (bool, error) {
+					data, err := os.ReadFile(auditLog)
+					if err != nil {
+						return false, err
+					}
+					for _, line := range strings.Split(string(data), "\n") {
+						var ev struct {
+							Annotations map[string]string `json:"annotations"`
+						}
+						if json.Unmarshal([]byte(line), &ev) == nil && strings.Contains(ev.Annotations[key], "(policy rule images.minimumCephVersion: Audit)") {
+							return true, nil
+						}
+					}
+					return false, nil
+				})
+			}
+			after, err := testenv.CounterSum("mgr_webhook_policy_violations_total", map[string]string{"rule": string(mutate.RuleMinimumCephVersion), "action": string(action)})
+			if err != nil || after != before+1 {
+				t.Fatalf("mgr_webhook_policy_violations_total{action=%s} went %v -> %v (%v)", action, before, after, err)
+			}
+			// A rule that keeps the cluster whole denies whatever the policy says.
+			two := mgrWithImage(t, "quay.io/ceph/ceph:v18.2.4")
+			two.Spec.Replicas = ptr.To[int32](2)
+			if err := c.Create(ctx, two, client.DryRunAll); err == nil {
+				t.Fatal("two replicas admitted")
+			}
+		})
 	}
 }
