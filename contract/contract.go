@@ -41,6 +41,11 @@ const (
 	// AnnotationBootstrapStatus is the bootstrap controller's machine-readable
 	// status of the mgr (JSON).
 	AnnotationBootstrapStatus = "mgr.ceph.rook.io/bootstrap-status"
+	// AnnotationCompletedBy names what last completed the mgr: the
+	// project's version and the hash of the policy in force (JSON), as
+	// Istio's sidecar.istio.io/status names its template; the webhook
+	// rewrites it on every write it completes.
+	AnnotationCompletedBy = "mgr.ceph.rook.io/completed-by"
 	// FinalizerCephxKey holds a mgr Deployment until its cephx key is removed.
 	FinalizerCephxKey = "mgr.ceph.rook.io/cephx-key"
 	// AnnotationDeploymentRevision is written by the deployment controller.

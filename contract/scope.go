@@ -41,8 +41,9 @@ func RookOwner(o metav1.Object) *metav1.OwnerReference {
 func Managed(d *appsv1.Deployment) bool { return IsMgr(d) && !LeftAlone(d) }
 
 // systemAnnotations are written by controllers, not users: a change to them
-// alone carries no new intent (our status, the deployment controller's revision).
-var systemAnnotations = map[string]bool{AnnotationBootstrapStatus: true, AnnotationDeploymentRevision: true}
+// alone carries no new intent (our status and completion stamp, the
+// deployment controller's revision).
+var systemAnnotations = map[string]bool{AnnotationBootstrapStatus: true, AnnotationCompletedBy: true, AnnotationDeploymentRevision: true}
 
 // IntentUnchanged reports whether an update leaves the spec and every label
 // and user annotation as they were: status, finalizer, owner-reference and

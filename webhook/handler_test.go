@@ -163,6 +163,8 @@ func TestPatchReproducesComplete(t *testing.T) {
 			}
 			patched := applyPatch(t, f.raw, resp)
 			want, _ := mutate.Complete(in, clusters[in.Namespace], f.policy)
+			// and stamped with what completed it.
+			mutate.StampInPlace(want.Deployment, mutate.Stamp{Policy: f.policy.Hash()})
 			if got := decode(t, patched); !equality.Semantic.DeepEqual(got, want.Deployment) {
 				t.Errorf("patched object differs from Complete's output\npatch: %s", resp.Patch)
 			}

@@ -29,6 +29,9 @@ type Mutator struct {
 	Clusters ClusterLookup
 	Live     LiveLookup
 	Policy   PolicySource
+	// Version is the project's, stamped with the policy's hash on every mgr
+	// it completes (mgr.ceph.rook.io/completed-by).
+	Version string
 }
 
 var _ admission.Handler = &Mutator{}
@@ -54,7 +57,8 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		count(mutateName, OutcomeSkipped)
 		return admission.Allowed("being deleted")
 	}
-	policy := m.Policy.Current() // one policy for the whole request
+	in := m.Policy.InForce() // one policy for the whole request
+	policy := in.Policy
 	gov, err := governs(ctx, m.Live, policy, namespaceOf(req, d), d, contract.IsMgr(d))
 	if err != nil {
 		// The validator refuses what it cannot verify; completing is not
@@ -82,6 +86,9 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 	res, errs := mutate.CompleteInPlace(d, info, policy) // d is ours: no copy
 	if len(errs) > 0 {
 		return deny(ctx, mutateName, d, errs)
+	}
+	if mutate.StampInPlace(res.Deployment, mutate.Stamp{Version: m.Version, Policy: in.Hash}) {
+		res.Changed |= mutate.SectionAnnotations
 	}
 	if res.Changed == 0 {
 		count(mutateName, OutcomeAllowed)

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
+	"github.com/rook-mgr/mgr-webhook/version"
 )
 
 // The webhook configurations are generated from these markers into
@@ -42,15 +42,15 @@ const (
 // their callers (Bound: body size, read deadline, requests in flight). The
 // framework recovers and counts panics, and exports
 // controller_runtime_webhook_* metrics per path.
-func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, live LiveLookup, policy PolicySource, drain *Drain) {
+func Register(srv ctrlwebhook.Server, clusters *ClusterInfoCache, live LiveLookup, policies PolicySource, drain *Drain) {
 	bound := NewBound()
 	for path, h := range map[string]struct {
 		name string
 		h    admission.Handler
 	}{
-		MutatePath:        {mutateName, &Mutator{Clusters: clusters, Live: live, Policy: policy}},
-		ValidatePath:      {validateName, &Validator{Clusters: clusters, Live: live, Policy: policy}},
-		ValidateScalePath: {scaleName, &ScaleValidator{Mgrs: clusters, Live: live, Policy: policy}},
+		MutatePath:        {mutateName, &Mutator{Clusters: clusters, Live: live, Policy: policies, Version: version.Get().Version}},
+		ValidatePath:      {validateName, &Validator{Clusters: clusters, Live: live, Policy: policies}},
+		ValidateScalePath: {scaleName, &ScaleValidator{Mgrs: clusters, Live: live, Policy: policies}},
 	} {
 		hook := bound.Wrap(h.name, &admission.Webhook{Handler: h.h})
 		if drain != nil {
@@ -157,8 +157,8 @@ func TLSOptions(enableHTTP2 bool) []func(*tls.Config) {
 	}}
 }
 
-// PolicySource gives the policy in force (*policy.Store); a handler reads it
-// once per request, so one request is judged by one policy.
+// PolicySource gives the policy in force and its hash (*policy.Store); a
+// handler reads it once per request, so one request is judged by one policy.
 type PolicySource interface {
-	Current() *mutate.Policy
+	InForce() policy.InForce
 }

@@ -57,7 +57,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		return admission.Allowed("being deleted")
 	}
 	ns := namespaceOf(req, d)
-	policy := v.Policy.Current() // one policy for the whole request
+	policy := v.Policy.InForce().Policy // one policy for the whole request
 	live := &onceLive{LiveLookup: v.Live}
 	var old *appsv1.Deployment
 	if req.Operation == admissionv1.Update {

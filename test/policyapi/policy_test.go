@@ -334,8 +334,14 @@ func TestPolicyFollowedLive(t *testing.T) {
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.template.spec.containers[0].image") {
 			t.Fatalf("refusal does not name the image: %v", err)
 		}
-		if err := admits(t, "quay.io/ceph/ceph:v18.2.4"); err != nil {
+		reef := mgrWithImage(t, "quay.io/ceph/ceph:v18.2.4")
+		if err := k8s.Create(context.Background(), reef, client.DryRunAll); err != nil {
 			t.Fatalf("Reef refused: %v", err)
+		}
+		// The completed mgr names the policy that completed it.
+		waitFor(t, "status.policyHash at the new generation", func() (bool, error) { return get(t).Status.ObservedGeneration == gen, nil })
+		if stamp, ok := mutate.StampOf(reef); !ok || stamp.Policy != get(t).Status.PolicyHash {
+			t.Fatalf("completed mgr stamped %+v, the MgrPolicy in force hashes %s", stamp, get(t).Status.PolicyHash)
 		}
 		if controllerStore.Current().Images.MinimumCephVersion != "18.0.0" {
 			t.Fatalf("the controller enforces %q", controllerStore.Current().Images.MinimumCephVersion)
