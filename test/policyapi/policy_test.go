@@ -523,3 +523,42 @@ func TestEnforcementActions(t *testing.T) {
 		})
 	}
 }
+
+// TestComponentsCannotChangeThePolicy: impersonating each component with the
+// shipped RBAC, the policy's spec cannot be loosened, the MgrPolicy neither
+// deleted nor another created; writing the status (its job) works.
+func TestComponentsCannotChangeThePolicy(t *testing.T) {
+	ctx := context.Background()
+	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if err := k8s.Create(ctx, mp); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	for _, sa := range []string{"mgr-webhook", "mgr-bootstrap"} {
+		t.Run(sa, func(t *testing.T) {
+			c, err := client.New(api.ConfigAs(testenv.ServiceAccountUser("mgr-webhook-system", sa)), client.Options{Scheme: k8s.Scheme()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			loosen := get(t)
+			loosen.Spec.AllowPrivileged = true
+			loosen.Spec.Exemptions = []mutate.Exemption{{Namespace: ns}}
+			for name, err := range map[string]error{
+				"update the spec": c.Update(ctx, loosen),
+				"delete it":       c.Delete(ctx, get(t)),
+				"create another":  c.Create(ctx, &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "loose"}, Spec: loosen.Spec}),
+			} {
+				if !apierrors.IsForbidden(err) {
+					t.Errorf("%s may %s: %v", sa, name, err)
+				}
+			}
+			own := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "mgr.ceph.rook.io/v1alpha1", "kind": "MgrPolicy",
+				"metadata": map[string]any{"name": "default"}, "status": map[string]any{"byPod": []any{map[string]any{"id": sa + "-test"}}}}}
+			if err := c.Status().Patch(ctx, own, client.Apply, client.FieldOwner("test/"+sa), client.ForceOwnership); err != nil {
+				t.Errorf("%s may not write its status entry: %v", sa, err)
+			}
+			if got := get(t); got.Spec.AllowPrivileged || len(got.Spec.Exemptions) > 0 {
+				t.Fatalf("the spec changed: %+v", got.Spec)
+			}
+		})
+	}
+}
