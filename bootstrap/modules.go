@@ -47,7 +47,7 @@ func sortedCopy(s []string) []string {
 // two mgrs that ask for different sets end the reconcile in Error, reported
 // and not fought over: nothing changes until the annotations agree.
 func (r *Reconciler) chooseModules(_ context.Context, s *scope) (ctrl.Result, bool, error) {
-	modules, choices, _ := r.inForce()
+	modules, choices, _ := r.InForce()
 	if why := notChosen(s.d, choices); why != "" {
 		r.Recorder.Eventf(s.d, nil, corev1.EventTypeWarning, ReasonModulesNotChosen, "EnableModule", "%s", why)
 	}

@@ -70,6 +70,11 @@ type Options struct {
 	// changed MgrPolicy is in force without a restart, and every mgr is
 	// reconciled again when it changes.
 	Policy *policy.Store
+	// AuditInterval is how often every managed mgr is judged against Policy
+	// (and whenever it changes); 0: no audit. Needs Policy.
+	AuditInterval time.Duration
+	// AuditReportLimit caps the results of a namespace's Report.
+	AuditReportLimit int
 	// PolicyName, when set, is the MgrPolicy watched into Policy; this
 	// controller writes its conditions and Events.
 	PolicyName string
@@ -94,13 +99,15 @@ func DefaultOptions() Options {
 		CephRetryMax:        10 * time.Second,
 		RoleInterval:        5 * time.Second,
 		RoleWorkers:         16,
+		AuditInterval:       time.Minute,
+		AuditReportLimit:    100,
 		Namespace:           "mgr-webhook-system",
 	}
 }
 
-// inForce are the modules, module choices and adoption namespaces in force:
+// InForce are the modules, module choices and adoption namespaces in force:
 // the Options' where set, else the policy's.
-func (o Options) inForce() (modules, choices, adopt []string) {
+func (o Options) InForce() (modules, choices, adopt []string) {
 	modules, choices, adopt = o.Modules, o.ModuleChoices, o.AdoptExistingKeys
 	if o.Policy == nil {
 		return modules, choices, adopt
@@ -120,6 +127,6 @@ func (o Options) inForce() (modules, choices, adopt []string) {
 
 // adopts reports whether existing keys of namespace ns may be adopted.
 func (o Options) adopts(ns string) bool {
-	_, _, adopt := o.inForce()
+	_, _, adopt := o.InForce()
 	return slices.Contains(adopt, ns) || slices.Contains(adopt, "*")
 }

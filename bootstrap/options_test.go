@@ -28,7 +28,7 @@ func TestValuesInForce(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			m, c, k := tc.o.inForce()
+			m, c, k := tc.o.InForce()
 			if !slices.Equal(m, tc.modules) || !slices.Equal(c, tc.choices) || !slices.Equal(k, tc.keys) {
 				t.Fatalf("inForce = %v %v %v, want %v %v %v", m, c, k, tc.modules, tc.choices, tc.keys)
 			}

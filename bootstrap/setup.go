@@ -112,6 +112,11 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 	if err := mgr.Add(&RoleWatcher{r: r, ceph: cephClient}); err != nil {
 		return err
 	}
+	if o.Policy != nil && o.AuditInterval > 0 {
+		if err := mgr.Add(&Auditor{r: r}); err != nil {
+			return err
+		}
+	}
 	if o.PolicyName != "" {
 		if err := v1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
 			return err
@@ -136,14 +141,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.Policy != nil {
 		// A changed policy (modules, choices, adoption) is every mgr's.
-		changes := make(chan event.GenericEvent)
+		changes, changed := make(chan event.GenericEvent), r.Policy.Subscribe()
 		b = b.WatchesRawSource(source.Channel(changes, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)))
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			for {
 				select {
 				case <-ctx.Done():
 					return nil
-				case <-r.Policy.Changed():
+				case <-changed:
 				}
 				select {
 				case <-ctx.Done():

@@ -7,6 +7,7 @@
 package policy
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -27,13 +28,14 @@ type InForce struct {
 // Store holds the policy in force. Readers take it once per request, so a
 // request is judged by one policy even while it changes.
 type Store struct {
-	cur     atomic.Pointer[InForce]
-	changed chan struct{}
+	cur  atomic.Pointer[InForce]
+	mu   sync.Mutex
+	subs []chan struct{}
 }
 
 // NewStore starts with p (a file's, or the built-in one), named source.
 func NewStore(p *mutate.Policy, source string) *Store {
-	s := &Store{changed: make(chan struct{}, 1)}
+	s := &Store{}
 	s.cur.Store(&InForce{Policy: p, Hash: p.Hash(), Source: source})
 	return s
 }
@@ -47,9 +49,16 @@ func (s *Store) Current() *mutate.Policy { return s.cur.Load().Policy }
 // InForce is the policy in force with where it came from.
 func (s *Store) InForce() InForce { return *s.cur.Load() }
 
-// Changed receives after each change of the policy in force (coalesced: one
-// pending signal at most), so a controller can judge its objects again.
-func (s *Store) Changed() <-chan struct{} { return s.changed }
+// Subscribe returns a channel that receives after each change of the policy
+// in force (coalesced: one pending signal at most), so a controller can
+// judge its objects again. Each subscriber has its own.
+func (s *Store) Subscribe() <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs = append(s.subs, ch)
+	return ch
+}
 
 // set puts in in force; false when it equals the one in force already.
 func (s *Store) set(in InForce) bool {
@@ -57,9 +66,13 @@ func (s *Store) set(in InForce) bool {
 	if old.Hash == in.Hash {
 		return false
 	}
-	select {
-	case s.changed <- struct{}{}:
-	default:
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
 	}
 	return true
 }

@@ -14,6 +14,7 @@ import (
 // signals pile up into one.
 func TestStoreSignalsOnlyChanges(t *testing.T) {
 	s := NewStore(mutate.DefaultPolicy(), "built-in")
+	changed, other := s.Subscribe(), s.Subscribe()
 	same := mutate.DefaultPolicy()
 	if s.set(InForce{Policy: same, Hash: same.Hash(), Source: "MgrPolicy default", Generation: 1}) {
 		t.Error("the same policy from another source counts as a change")
@@ -22,7 +23,7 @@ func TestStoreSignalsOnlyChanges(t *testing.T) {
 		t.Errorf("in force: %+v, want the MgrPolicy's generation 1", got)
 	}
 	select {
-	case <-s.Changed():
+	case <-changed:
 		t.Fatal("signalled without a change")
 	default:
 	}
@@ -33,11 +34,16 @@ func TestStoreSignalsOnlyChanges(t *testing.T) {
 			t.Fatalf("minimum %s not a change", min)
 		}
 	}
-	<-s.Changed()
+	<-changed
 	select {
-	case <-s.Changed():
+	case <-changed:
 		t.Fatal("two changes, two signals: want one pending")
 	default:
+	}
+	select {
+	case <-other:
+	default:
+		t.Fatal("the second subscriber was not signalled")
 	}
 	if s.Current().Images.MinimumCephVersion != "18.0.0" {
 		t.Errorf("in force: minimum %s", s.Current().Images.MinimumCephVersion)

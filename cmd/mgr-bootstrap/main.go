@@ -69,10 +69,12 @@ func main() {
 	flag.DurationVar(&o.statTimeout, "mgr-stat-timeout", ceph.DefaultStatTimeout, "deadline of the role watcher's read of a cluster's mgr map (connection included)")
 	flag.StringVar(&o.cephPython, "ceph-python", "", "the Python interpreter with Ceph's rados binding that keeps one connection per cluster for the mgr map reads (default: the one --ceph-binary runs on)")
 	flag.IntVar(&o.RoleWorkers, "mgr-role-workers", o.RoleWorkers, "how many clusters' mgr maps are read at once")
-	flag.StringVar(&o.modules, "modules", strings.Join(o.Modules, ","), "mgr modules to enable (a Deployment may choose others among --module-choices with annotation mgr.ceph.rook.io/modules)")
+	flag.StringVar(&o.modules, "modules", "", "mgr modules to enable, comma-separated (a Deployment may choose others among --module-choices with annotation mgr.ceph.rook.io/modules); the policy's modules when unset")
 	flag.StringVar(&o.choices, "module-choices", "", "modules a Deployment's annotation mgr.ceph.rook.io/modules may name, comma-separated; an annotation naming others, or any while this is empty, is ignored; the policy's moduleChoices when unset")
 	flag.StringVar(&o.policyFile, "policy", "", "the webhook's policy file; its modules, moduleChoices and adoptExistingKeys are the defaults of --modules, --module-choices and --adopt-existing-keys (with --policy-name: until the MgrPolicy is read)")
 	flag.StringVar(&o.policyName, "policy-name", "", "the MgrPolicy whose modules, moduleChoices and adoptExistingKeys are in force where no flag sets them, watched live; this controller writes its conditions and Events (the release manifests: default)")
+	flag.DurationVar(&o.AuditInterval, "audit-interval", o.AuditInterval, "how often the leader judges every managed mgr against the policy in force (and at each change of it), reported per namespace in an OpenReports Report, gauges and Events; 0: never")
+	flag.IntVar(&o.AuditReportLimit, "audit-report-limit", o.AuditReportLimit, "the most results a namespace's Report holds (failures first; its summary counts them all)")
 	flag.StringVar(&o.podName, "pod-name", os.Getenv("POD_NAME"), "this replica's Pod, its entry in the MgrPolicy's status.byPod (default $POD_NAME)")
 	flag.StringVar(&o.caps, "caps", "mgr-profile", `caps of a mgr's cephx key: "mgr-profile" (mon 'allow profile mgr', mds/osd 'allow *', Rook's) or "allow-all" (the seed's 'allow *')`)
 	flag.StringVar(&o.OrchestratorBackend, "orchestrator-backend", o.OrchestratorBackend, "orchestrator backend set once its module is on; empty to skip")
@@ -125,27 +127,14 @@ func run(o options) error {
 			return err
 		}
 		source = "file " + o.policyFile
-		if !o.set["modules"] {
-			o.modules = strings.Join(filePolicy.Modules, ",")
-		}
-		if !o.set["adopt-existing-keys"] {
-			o.adopt = strings.Join(filePolicy.AdoptExistingKeys, ",")
-		}
-		if !o.set["module-choices"] {
-			o.choices = strings.Join(filePolicy.ModuleChoices, ",")
-		}
 	}
-	o.AdoptExistingKeys = contract.SplitList(o.adopt)
-	o.Modules = contract.SplitList(o.modules)
-	o.ModuleChoices = contract.SplitList(o.choices)
-	if o.policyName != "" {
-		// What no flag set follows the MgrPolicy (nil: the policy's); a flag
-		// given, even empty, overrides it.
-		o.Policy, o.PolicyName, o.Pod = policy.NewStore(filePolicy, source), o.policyName, o.podName
-		o.Modules = flagList(o.set["modules"], o.Modules)
-		o.ModuleChoices = flagList(o.set["module-choices"], o.ModuleChoices)
-		o.AdoptExistingKeys = flagList(o.set["adopt-existing-keys"], o.AdoptExistingKeys)
-	}
+	// The policy in force (the file's or the built-in one, then the
+	// MgrPolicy's when --policy-name names one) gives what no flag sets; a
+	// flag given, even empty, overrides it. The audit judges by all of it.
+	o.Policy, o.PolicyName, o.Pod = policy.NewStore(filePolicy, source), o.policyName, o.podName
+	o.Modules = flagList(o.set["modules"], contract.SplitList(o.modules))
+	o.ModuleChoices = flagList(o.set["module-choices"], contract.SplitList(o.choices))
+	o.AdoptExistingKeys = flagList(o.set["adopt-existing-keys"], contract.SplitList(o.adopt))
 
 	o.Namespace = ownNamespace(o.Namespace, o.leaderElectionNamespace)
 
@@ -197,7 +186,8 @@ func run(o options) error {
 	if err := bootstrap.Setup(mgr, o.Options, runner, o.maxConcurrent); err != nil {
 		return err
 	}
-	ctrl.Log.Info("starting mgr-bootstrap", "modules", o.Modules, "moduleChoices", o.ModuleChoices, "leaderElect", o.leaderElect, "namespaces", contract.SplitList(o.namespaces))
+	modules, choices, _ := o.InForce()
+	ctrl.Log.Info("starting mgr-bootstrap", "policy", o.Policy.InForce().Source, "modules", modules, "moduleChoices", choices, "leaderElect", o.leaderElect, "namespaces", contract.SplitList(o.namespaces))
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

@@ -359,6 +359,19 @@ func CertManagerCRDs() (string, error) {
 	return dir, nil
 }
 
+// OpenReportsCRDs is the Report CRD of the OpenReports module in go.mod.
+func OpenReportsCRDs() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/openreports/reports-api").Output()
+	if err != nil {
+		return "", fmt.Errorf("locating the openreports module: %w", err)
+	}
+	path := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "openreports.io_reports.yaml")
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("OpenReports CRD: %w (run go mod download)", err)
+	}
+	return path, nil
+}
+
 // KubeconfigAs writes a copy of the admin kubeconfig that impersonates user
 // (e.g. a ServiceAccount), so a component runs with exactly its RBAC.
 func (a *APIServer) KubeconfigAs(user string) (string, error) {

@@ -12,15 +12,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -97,9 +100,13 @@ func run(m *testing.M) (int, error) {
 	if err := os.WriteFile(filepath.Join(auditDir, "policy.yaml"), []byte(auditPolicy), 0o600); err != nil {
 		return 1, err
 	}
+	reports, err := testenv.OpenReportsCRDs()
+	if err != nil {
+		return 1, err
+	}
 	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
 		ShippedWebhooks: true,
-		CRDs:            []string{filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml")},
+		CRDs:            []string{filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml"), reports},
 		Args:            map[string]string{"audit-policy-file": filepath.Join(auditDir, "policy.yaml"), "audit-log-path": auditLog},
 	})
 	if err != nil {
@@ -126,17 +133,18 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	// The controller as cmd/mgr-bootstrap wires it, as its ServiceAccount.
-	// Its mgr cache watches a namespace without mgrs: only its MgrPolicy
-	// Watcher is under test here (no Ceph is called).
+	// Its policy Watcher and audit are under test here: no Ceph answers, so
+	// the mgrs it sees stay unbootstrapped (their status says so).
 	controllerStore = policy.NewStore(mutate.DefaultPolicy(), "built-in")
 	mgr, err := ctrl.NewManager(api.ConfigAs(testenv.ServiceAccountUser("mgr-webhook-system", "mgr-bootstrap")), ctrl.Options{
-		Scheme: scheme, Cache: bootstrap.CacheOptions("no-mgrs-here"), Metrics: metricsserver.Options{BindAddress: "0"},
+		Scheme: scheme, Cache: bootstrap.CacheOptions(), Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {
 		return 1, err
 	}
 	opts := bootstrap.DefaultOptions()
 	opts.Modules, opts.Policy, opts.PolicyName, opts.Pod = nil, controllerStore, "default", controllerPod
+	opts.AuditInterval = time.Second
 	if err := bootstrap.Setup(mgr, opts, &ceph.Runner{Binary: "/nonexistent/ceph"}, 1); err != nil {
 		return 1, err
 	}
@@ -561,4 +569,177 @@ func TestComponentsCannotChangeThePolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mgrOf is the shipped minimal mgr id running image.
+func mgrOf(t *testing.T, id, image string) *appsv1.Deployment {
+	t.Helper()
+	data, err := testenv.MinimalMgr(root, ns, id, [2]int32{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{}
+	if err := yaml.UnmarshalStrict(data, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Spec.Template.Spec.Containers[0].Image = image
+	return d
+}
+
+// reported reads the namespace's Report: for each mgr, its results as
+// "rule=result", sorted; and the summary.
+func reported(t *testing.T) (map[string][]string, map[string]int64) {
+	t.Helper()
+	rep := &unstructured.Unstructured{}
+	rep.SetAPIVersion("openreports.io/v1alpha1")
+	rep.SetKind("Report")
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "mgr-policy"}, rep); err != nil {
+		return nil, nil
+	}
+	byMgr := map[string][]string{}
+	results, _, _ := unstructured.NestedSlice(rep.Object, "results")
+	for _, r := range results {
+		r := r.(map[string]any)
+		subjects := r["resources"].([]any)
+		name := subjects[0].(map[string]any)["name"].(string)
+		byMgr[name] = append(byMgr[name], fmt.Sprintf("%s=%s", r["rule"], r["result"]))
+	}
+	for k := range byMgr {
+		slices.Sort(byMgr[k])
+	}
+	summary := map[string]int64{}
+	s, _, _ := unstructured.NestedMap(rep.Object, "summary")
+	for k, v := range s {
+		summary[k] = v.(int64)
+	}
+	return byMgr, summary
+}
+
+// TestRolloutOfAStricterRule raises minimumCephVersion the way a site rolls
+// a stricter rule out: Warn, then Audit, then Deny. At each step the
+// namespace's Report lists exactly the old mgrs, a new create gets the
+// warning or the denial, and the old mgrs stay writable (labels, status,
+// spec changes that keep their image, deletion).
+func TestRolloutOfAStricterRule(t *testing.T) {
+	ctx := context.Background()
+	seen := &warnings{}
+	cfg := rest.CopyConfig(api.Config)
+	cfg.WarningHandler = seen
+	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp); apierrors.IsNotFound(err) {
+		if err := k8s.Create(ctx, mp); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(spec mutate.PolicySpec) {
+		t.Helper()
+		want, errs := mutate.PolicyFromSpec(&spec, nil)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		update(t, func(s *mutate.PolicySpec) { *s = *spec.DeepCopy() })
+		waitFor(t, "both components enforce the new spec", func() (bool, error) {
+			return webhookStore.InForce().Hash == want.Hash() && controllerStore.InForce().Hash == want.Hash(), nil
+		})
+	}
+	// Before: Quincy is admitted. Two old mgrs on Quincy, one on Reef.
+	apply(mutate.PolicySpec{})
+	for id, image := range map[string]string{"old1": "quay.io/ceph/ceph:v17.2.7", "old2": "quay.io/ceph/ceph:v17.2.6", "new": "quay.io/ceph/ceph:v18.2.4"} {
+		if err := k8s.Create(ctx, mgrOf(t, id, image)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "a Report of three compliant mgrs", func() (bool, error) {
+		by, _ := reported(t)
+		return len(by) == 3 && slices.Equal(by["rook-ceph-mgr-old1"], []string{"policy=pass"}) && slices.Equal(by["rook-ceph-mgr-new"], []string{"policy=pass"}), fmt.Errorf("reported %v", by)
+	})
+
+	quincyRule := map[string]string{"Warn": "images.minimumCephVersion=warn", "Audit": "images.minimumCephVersion=fail", "Deny": "images.minimumCephVersion=fail"}
+	for _, action := range []mutate.Action{mutate.ActionWarn, mutate.ActionAudit, mutate.ActionDeny} {
+		t.Run(string(action), func(t *testing.T) {
+			apply(mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "18.0.0"},
+				Enforcement: map[mutate.Rule]mutate.Action{mutate.RuleMinimumCephVersion: action}})
+			want := map[string][]string{
+				"rook-ceph-mgr-old1": {quincyRule[string(action)]},
+				"rook-ceph-mgr-old2": {quincyRule[string(action)]},
+				"rook-ceph-mgr-new":  {"policy=pass"},
+			}
+			var got map[string][]string
+			waitFor(t, "the Report lists exactly the old mgrs", func() (bool, error) {
+				got, _ = reported(t)
+				return maps.EqualFunc(got, want, slices.Equal), fmt.Errorf("reported %v", got)
+			})
+			_, summary := reported(t)
+			if summary["pass"] != 1 || summary["fail"]+summary["warn"] != 2 {
+				t.Errorf("summary %v, want 1 pass and 2 violations", summary)
+			}
+			result := map[mutate.Action]string{mutate.ActionWarn: "warn", mutate.ActionAudit: "fail", mutate.ActionDeny: "fail"}[action]
+			if n, err := testenv.CounterSum("mgr_policy_audit_mgrs", map[string]string{"result": result}); n != 2 || err != nil {
+				t.Errorf("mgr_policy_audit_mgrs{result=%q} = %v (%v), want 2", result, n, err)
+			}
+			waitFor(t, "a PolicyAudit Event on an old mgr", func() (bool, error) {
+				events, err := testenv.DeploymentEvents(ctx, k8s, ns, "rook-ceph-mgr-old1")
+				return strings.Contains(events[bootstrap.ReasonPolicyAudit], result+" against the policy in force: images.minimumCephVersion"), err
+			})
+
+			// A new Quincy mgr: warned, admitted silently, or denied.
+			seen.take()
+			err := c.Create(ctx, mgrOf(t, "another", "quay.io/ceph/ceph:v17.2.7"), client.DryRunAll)
+			warned := seen.take()
+			switch action {
+			case mutate.ActionWarn:
+				if err != nil || len(warned) != 1 || !strings.Contains(warned[0], "images.minimumCephVersion: Warn") {
+					t.Errorf("Warn: error %v, warnings %q", err, warned)
+				}
+			case mutate.ActionAudit:
+				if err != nil || len(warned) != 0 {
+					t.Errorf("Audit: error %v, warnings %q", err, warned)
+				}
+			case mutate.ActionDeny:
+				if err == nil || !strings.Contains(err.Error(), "older than the policy's minimum 18.0.0") {
+					t.Errorf("Deny: %v", err)
+				}
+			}
+
+			// The old mgrs stay writable: a label, a status annotation, a spec
+			// change that keeps the image (the ratchet judges what it changes).
+			old := &appsv1.Deployment{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-old1"}, old); err != nil {
+				t.Fatal(err)
+			}
+			old.Labels["team"] = "storage-" + strings.ToLower(string(action))
+			metav1.SetMetaDataAnnotation(&old.ObjectMeta, "mgr.ceph.rook.io/bootstrap-status", `{"phase":"WaitingForPod"}`)
+			old.Spec.Template.Spec.Containers[0].Env = append(old.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "STEP_" + strings.ToUpper(string(action)), Value: "1"})
+			if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := c.Update(ctx, old); apierrors.IsConflict(err) {
+					fresh := &appsv1.Deployment{}
+					if err := k8s.Get(ctx, client.ObjectKeyFromObject(old), fresh); err != nil {
+						return err
+					}
+					fresh.Labels, fresh.Annotations, fresh.Spec = old.Labels, old.Annotations, old.Spec
+					old = fresh
+					return err
+				} else {
+					return err
+				}
+			}); err != nil {
+				t.Errorf("an old mgr is not writable under %s: %v", action, err)
+			}
+		})
+	}
+	// Cleanup is never blocked: an old mgr is deleted, and leaves the Report.
+	if err := k8s.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rook-ceph-mgr-old2"}}); err != nil {
+		t.Fatalf("deleting an old mgr under Deny: %v", err)
+	}
+	waitFor(t, "the deleted mgr leaves the Report", func() (bool, error) {
+		got, _ := reported(t)
+		_, listed := got["rook-ceph-mgr-old2"]
+		return got != nil && !listed, nil
+	})
 }

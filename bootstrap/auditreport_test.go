@@ -1,0 +1,62 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap
+
+import (
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
+)
+
+// TestReportFor: one Report per namespace whatever its mgrs; failures first,
+// capped at the limit while the summary counts every result; the action of
+// a rule decides fail or warn; the same findings hash alike.
+func TestReportFor(t *testing.T) {
+	p := mutate.DefaultPolicy()
+	p.Enforcement = map[mutate.Rule]mutate.Action{mutate.RuleAllowLatest: mutate.ActionWarn}
+	mgr := func(i int) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: fmt.Sprintf("rook-ceph-mgr-%02d", i)}}
+	}
+	old := field.Invalid(field.NewPath("spec"), "v15", "old").WithOrigin(string(mutate.RuleMinimumCephVersion))
+	latest := field.Invalid(field.NewPath("spec"), "latest", "latest").WithOrigin(string(mutate.RuleAllowLatest))
+	var mgrs []audited
+	for i := range 10 {
+		mgrs = append(mgrs, audited{d: mgr(i)})
+	}
+	mgrs[7].f.Violations = field.ErrorList{old}
+	mgrs[8].f.Violations = field.ErrorList{latest}
+	mgrs[9].f.Drift = mutate.SectionContainers
+	rep, hash := reportFor("rook-ceph", mgrs, p, "h", 4)
+	if rep.Summary.Pass != 7 || rep.Summary.Fail != 1 || rep.Summary.Warn != 2 {
+		t.Fatalf("summary %+v, want 7 pass, 1 fail, 2 warn", rep.Summary)
+	}
+	var got []string
+	for _, r := range rep.Results {
+		got = append(got, fmt.Sprintf("%s:%s:%s", r.Subjects[0].Name, r.Rule, r.Result))
+	}
+	want := []string{"rook-ceph-mgr-07:images.minimumCephVersion:fail", "rook-ceph-mgr-08:images.allowLatest:warn", "rook-ceph-mgr-09:completion:warn", "rook-ceph-mgr-00:policy:pass"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("results %v, want %v", got, want)
+	}
+	if rep.Namespace != "rook-ceph" || rep.Name != ReportName || rep.Configuration.Limits.MaxResults != 4 {
+		t.Errorf("report %s/%s, limit %d", rep.Namespace, rep.Name, rep.Configuration.Limits.MaxResults)
+	}
+	if _, again := reportFor("rook-ceph", mgrs, p, "h", 4); again != hash {
+		t.Error("the same findings hash differently")
+	}
+	mgrs[7].f.Violations = nil
+	if _, changed := reportFor("rook-ceph", mgrs, p, "h", 4); changed == hash {
+		t.Error("a mgr that complies again does not change the report")
+	}
+	for i, want := range map[int]string{7: "pass", 8: "warn", 9: "warn"} {
+		if got, _ := mgrs[i].verdict(p); string(got) != want {
+			t.Errorf("mgr %d: verdict %s, want %s", i, got, want)
+		}
+	}
+}
