@@ -168,19 +168,10 @@ func run(m *testing.M) (int, error) {
 	return m.Run(), nil
 }
 
-// mgrWithImage is the shipped minimal mgr running image.
+// mgrWithImage is the shipped minimal mgr a running image.
 func mgrWithImage(t *testing.T, image string) *appsv1.Deployment {
 	t.Helper()
-	data, err := testenv.MinimalMgr(root, ns, "a", [2]int32{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &appsv1.Deployment{}
-	if err := yaml.UnmarshalStrict(data, d); err != nil {
-		t.Fatal(err)
-	}
-	d.Spec.Template.Spec.Containers[0].Image = image
-	return d
+	return mgrOf(t, "a", image)
 }
 
 // admits is the API server's verdict on creating a mgr running image (a
@@ -439,6 +430,19 @@ func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
 	w.seen = append(w.seen, text)
 }
 
+// warnedClient is a cluster admin's client whose warnings are collected.
+func warnedClient(t *testing.T) (client.Client, *warnings) {
+	t.Helper()
+	seen := &warnings{}
+	cfg := rest.CopyConfig(api.Config)
+	cfg.WarningHandler = seen
+	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, seen
+}
+
 func (w *warnings) take() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -452,13 +456,7 @@ func (w *warnings) take() []string {
 // silently (counted, and in the request's audit annotations), Deny refuses it.
 func TestEnforcementActions(t *testing.T) {
 	ctx := context.Background()
-	seen := &warnings{}
-	cfg := rest.CopyConfig(api.Config)
-	cfg.WarningHandler = seen
-	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, seen := warnedClient(t)
 	spec := mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "18.0.0"}}
 	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp); apierrors.IsNotFound(err) {
@@ -622,13 +620,7 @@ func reported(t *testing.T) (map[string][]string, map[string]int64) {
 // spec changes that keep their image, deletion).
 func TestRolloutOfAStricterRule(t *testing.T) {
 	ctx := context.Background()
-	seen := &warnings{}
-	cfg := rest.CopyConfig(api.Config)
-	cfg.WarningHandler = seen
-	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, seen := warnedClient(t)
 	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp); apierrors.IsNotFound(err) {
 		if err := k8s.Create(ctx, mp); err != nil {
