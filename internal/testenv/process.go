@@ -6,6 +6,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -90,14 +91,40 @@ func (p *Process) Kill() {
 	<-p.done
 }
 
-// FreePort returns a TCP port free on 127.0.0.1 at the time of the call.
+// FreePort returns a TCP port free on 127.0.0.1 at the time of the call,
+// chosen at random below the kernel's ephemeral port range. The port is for
+// another process to listen on later; one from the ephemeral range (what
+// Listen(":0") hands out) may meanwhile become the source port of any
+// outgoing connection (a cold make test failed so: "Port 41983 not free" for
+// a mgr's dashboard). Random, so parallel test processes rarely pick alike.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	lo, hi := portsBelowEphemeral()
+	for range 200 {
+		port := lo + rand.IntN(hi-lo)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free TCP port in [%d, %d) after 200 tries", lo, hi)
+}
+
+// portsBelowEphemeral is the range FreePort picks from: [10000, the first
+// ephemeral port), or [10000, 32768) when the kernel does not say.
+func portsBelowEphemeral() (lo, hi int) {
+	lo, hi = 10000, 32768
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	if f := strings.Fields(string(data)); len(f) == 2 {
+		if first, err := strconv.Atoi(f[0]); err == nil && first > lo+1000 {
+			hi = first
+		}
+	}
+	return lo, hi
 }
 
 // MemoryKiB reads a memory field of /proc/<pid>/status in KiB: "VmRSS" is
