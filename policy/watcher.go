@@ -61,9 +61,10 @@ type Watcher struct {
 	Conditions bool
 	Recorder   events.EventRecorder
 
-	mu      sync.Mutex
-	loaded  bool  // read once at least (found or not)
-	applied int64 // the generation last Evented as applied
+	mu     sync.Mutex
+	loaded bool // read once at least (found or not)
+	// evented is the generation last Evented, as applied or refused.
+	evented int64
 }
 
 // SetupWithManager watches the MgrPolicy (the cache holds only that one),
@@ -75,7 +76,9 @@ func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("mgrpolicy-"+w.Operation).
-		For(&v1alpha1.MgrPolicy{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == w.Name }))).
+		// Status writes (every replica's) change no generation: no reconcile.
+		For(&v1alpha1.MgrPolicy{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == w.Name }),
+			predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: 1}).
 		Complete(w)
 }
@@ -105,7 +108,7 @@ func (w *Watcher) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, e
 	var mp v1alpha1.MgrPolicy
 	err := w.Client.Get(ctx, types.NamespacedName{Name: w.Name}, &mp)
 	if apierrors.IsNotFound(err) {
-		w.loaded = true
+		w.loaded, w.evented = true, 0 // one created again starts at generation 1
 		in := w.Store.InForce()
 		recordState(w.Operation, stateMissing, in.Generation)
 		log.Info("no MgrPolicy: the policy in force stays", "source", in.Source, "hash", in.Hash)
@@ -188,16 +191,14 @@ func (w *Watcher) fieldManager() string {
 }
 
 func (w *Watcher) event(mp *v1alpha1.MgrPolicy, in InForce, msgs []string) {
-	if w.Recorder == nil {
+	if w.Recorder == nil || w.evented == mp.Generation {
 		return
 	}
+	w.evented = mp.Generation
 	if len(msgs) > 0 {
 		w.Recorder.Eventf(mp, nil, corev1.EventTypeWarning, ReasonRejected, "Validate",
 			"generation %d refused, generation %d (policy %s) stays in force: %s", mp.Generation, in.Generation, in.Hash, strings.Join(msgs, "; "))
 		return
 	}
-	if w.applied != mp.Generation {
-		w.applied = mp.Generation
-		w.Recorder.Eventf(mp, nil, corev1.EventTypeNormal, ReasonApplied, "Apply", "generation %d in force (policy %s)", mp.Generation, in.Hash)
-	}
+	w.Recorder.Eventf(mp, nil, corev1.EventTypeNormal, ReasonApplied, "Apply", "generation %d in force (policy %s)", mp.Generation, in.Hash)
 }
