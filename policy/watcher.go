@@ -38,6 +38,7 @@ import (
 const (
 	ReasonApplied  = "PolicyApplied"
 	ReasonRejected = "PolicyRejected"
+	ReasonDeleted  = "PolicyDeleted"
 )
 
 // Watcher puts the MgrPolicy named Name in force in Store whenever it
@@ -108,8 +109,14 @@ func (w *Watcher) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, e
 	var mp v1alpha1.MgrPolicy
 	err := w.Client.Get(ctx, types.NamespacedName{Name: w.Name}, &mp)
 	if apierrors.IsNotFound(err) {
-		w.loaded, w.evented = true, 0 // one created again starts at generation 1
 		in := w.Store.InForce()
+		if w.Conditions && w.Recorder != nil && w.evented != 0 {
+			// Said once, on the object that is gone: its last good spec stays.
+			gone := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: w.Name}}
+			w.Recorder.Eventf(gone, nil, corev1.EventTypeWarning, ReasonDeleted, "Delete",
+				"MgrPolicy %s deleted: generation %d (policy %s) stays in force until the replicas restart", w.Name, in.Generation, in.Hash)
+		}
+		w.loaded, w.evented = true, 0 // one created again starts at generation 1
 		recordState(w.Operation, stateMissing, in.Generation)
 		log.Info("no MgrPolicy: the policy in force stays", "source", in.Source, "hash", in.Hash)
 		return ctrl.Result{}, nil

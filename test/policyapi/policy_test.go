@@ -404,6 +404,18 @@ func TestPolicyFollowedLive(t *testing.T) {
 		if got := webhookStore.InForce(); got.Source != "MgrPolicy default" || got.Policy.Images.MinimumCephVersion != "18.0.0" {
 			t.Fatalf("in force after deletion: %s, minimum %s", got.Source, got.Policy.Images.MinimumCephVersion)
 		}
+		waitFor(t, "a PolicyDeleted Event", func() (bool, error) {
+			list := &eventsv1.EventList{}
+			if err := k8s.List(ctx, list); err != nil {
+				return false, err
+			}
+			for _, e := range list.Items {
+				if e.Regarding.Kind == "MgrPolicy" && e.Regarding.Name == "default" && e.Reason == policy.ReasonDeleted && strings.Contains(e.Note, "stays in force") {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
 	})
 }
 
