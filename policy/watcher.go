@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,12 +69,18 @@ type Watcher struct {
 	evented int64
 }
 
-// SetupWithManager watches the MgrPolicy (the cache holds only that one),
-// and adds a readiness check that holds until it has been read once, so a
-// replica never serves a built-in policy while a MgrPolicy exists.
+// SetupWithManager watches the MgrPolicy, adds a readiness check that
+// holds until it has been read once (so a replica never serves a built-in
+// policy while a MgrPolicy exists), and withdraws the replica's status.byPod
+// entry when it stops.
 func (w *Watcher) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.AddReadyzCheck("policy", w.ready); err != nil {
 		return err
+	}
+	if w.Pod != "" {
+		if err := mgr.Add(withdrawal{w}); err != nil {
+			return err
+		}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("mgrpolicy-"+w.Operation).
@@ -152,10 +159,6 @@ func (w *Watcher) report(ctx context.Context, mp *v1alpha1.MgrPolicy, errs field
 	if w.Conditions {
 		w.event(mp, in, msgs)
 	}
-	if w.Pod == "" && !w.Conditions {
-		return nil
-	}
-	status := map[string]any{}
 	if w.Pod != "" {
 		entry := map[string]any{
 			"id": w.Pod, "operations": []string{w.Operation},
@@ -164,38 +167,41 @@ func (w *Watcher) report(ctx context.Context, mp *v1alpha1.MgrPolicy, errs field
 		if len(msgs) > 0 {
 			entry["errors"] = msgs
 		}
-		status["byPod"] = []any{entry}
-	}
-	if w.Conditions {
-		cond := metav1.Condition{Type: v1alpha1.ConditionAccepted, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonValid,
-			Message: fmt.Sprintf("generation %d is in force (policy %s)", mp.Generation, in.Hash), ObservedGeneration: mp.Generation}
-		if len(msgs) > 0 {
-			cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonInvalid
-			cond.Message = fmt.Sprintf("generation %d refused, generation %d (policy %s) stays in force: %s", mp.Generation, in.Generation, in.Hash, strings.Join(msgs, "; "))
+		if err := w.apply(ctx, map[string]any{"byPod": []any{entry}}, w.fieldManager()); err != nil {
+			return err
 		}
-		// The transition time moves only when the verdict does.
-		cond.LastTransitionTime = metav1.Now()
-		if old := meta.FindStatusCondition(mp.Status.Conditions, cond.Type); old != nil && old.Status == cond.Status {
-			cond.LastTransitionTime = old.LastTransitionTime
-		}
-		status["observedGeneration"] = mp.Generation
-		status["policyHash"] = in.Hash
-		status["conditions"] = []metav1.Condition{cond}
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "MgrPolicy",
-		"metadata": map[string]any{"name": mp.Name}, "status": status}}
-	return w.Client.Status().Patch(ctx, u, client.Apply, client.FieldOwner(w.fieldManager()), client.ForceOwnership)
+	if !w.Conditions {
+		return nil
+	}
+	cond := metav1.Condition{Type: v1alpha1.ConditionAccepted, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonValid,
+		Message: fmt.Sprintf("generation %d is in force (policy %s)", mp.Generation, in.Hash), ObservedGeneration: mp.Generation}
+	if len(msgs) > 0 {
+		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonInvalid
+		cond.Message = fmt.Sprintf("generation %d refused, generation %d (policy %s) stays in force: %s", mp.Generation, in.Generation, in.Hash, strings.Join(msgs, "; "))
+	}
+	// The transition time moves only when the verdict does.
+	cond.LastTransitionTime = metav1.Now()
+	if old := meta.FindStatusCondition(mp.Status.Conditions, cond.Type); old != nil && old.Status == cond.Status {
+		cond.LastTransitionTime = old.LastTransitionTime
+	}
+	// One field manager for the controller's replicas, none of them the
+	// Pod's: a replica that withdraws its entry leaves these.
+	return w.apply(ctx, map[string]any{"observedGeneration": mp.Generation, "policyHash": in.Hash, "conditions": []metav1.Condition{cond}}, "mgr-"+w.Operation)
 }
 
-// fieldManager owns this replica's entry: one per Pod, so that a replica
-// that goes away can be told from the others by its manager.
-func (w *Watcher) fieldManager() string {
-	if w.Pod == "" {
-		return "mgr-" + w.Operation
-	}
-	return "mgr-" + w.Operation + "/" + w.Pod
+// apply writes status fields of the MgrPolicy by server-side apply as
+// manager: what manager wrote before and omits now is removed.
+func (w *Watcher) apply(ctx context.Context, status map[string]any, manager string) error {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "MgrPolicy",
+		"metadata": map[string]any{"name": w.Name}, "status": status}}
+	return w.Client.Status().Patch(ctx, u, client.Apply, client.FieldOwner(manager), client.ForceOwnership)
 }
+
+// fieldManager owns this replica's entry: one per Pod, so that each
+// replica's entry is its own to write and to withdraw.
+func (w *Watcher) fieldManager() string { return "mgr-" + w.Operation + "/" + w.Pod }
 
 func (w *Watcher) event(mp *v1alpha1.MgrPolicy, in InForce, msgs []string) {
 	if w.Recorder == nil || w.evented == mp.Generation {
@@ -208,4 +214,24 @@ func (w *Watcher) event(mp *v1alpha1.MgrPolicy, in InForce, msgs []string) {
 		return
 	}
 	w.Recorder.Eventf(mp, nil, corev1.EventTypeNormal, ReasonApplied, "Apply", "generation %d in force (policy %s)", mp.Generation, in.Hash)
+}
+
+// withdrawal removes the replica's status.byPod entry when the manager
+// stops (a rollout's replaced Pods): applying a status without it, as the
+// entry's only field manager, drops it. A replica killed outright leaves its
+// entry behind.
+type withdrawal struct{ w *Watcher }
+
+// NeedLeaderElection: every replica has an entry.
+func (withdrawal) NeedLeaderElection() bool { return false }
+
+func (r withdrawal) Start(ctx context.Context) error {
+	<-ctx.Done()
+	w := r.w
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	if err := w.apply(ctx, map[string]any{"byPod": []any{}}, w.fieldManager()); client.IgnoreNotFound(err) != nil {
+		ctrl.LoggerFrom(ctx).Info("could not withdraw this replica's MgrPolicy status entry", "pod", w.Pod, "error", err.Error())
+	}
+	return nil
 }

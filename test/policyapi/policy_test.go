@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
@@ -746,4 +747,48 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 		_, listed := got["rook-ceph-mgr-old2"]
 		return got != nil && !listed, nil
 	})
+}
+
+// TestStoppedReplicaWithdrawsItsEntry: a replica that stops (a rollout's
+// old Pod) removes its status.byPod entry, and only its own: the other
+// replicas' entries and the controller's condition stay.
+func TestStoppedReplicaWithdrawsItsEntry(t *testing.T) {
+	ctx := context.Background()
+	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if err := k8s.Create(ctx, mp); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	const leaving = "mgr-webhook-7d9f-leaving"
+	mgr, err := ctrl.NewManager(api.ConfigAs(testenv.WebhookServiceAccount), ctrl.Options{
+		Scheme: k8s.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		// A second webhook replica in this process: its controller's name repeats.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &policy.Watcher{Client: mgr.GetClient(), Name: "default", Store: policy.NewStore(mutate.DefaultPolicy(), "built-in"),
+		Operation: v1alpha1.OperationWebhook, Pod: leaving}
+	if err := w.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	mctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(mctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "the new replica's entry", func() (bool, error) { return replica(get(t), leaving) != nil, nil })
+	stop()
+	<-done
+	waitFor(t, "its entry withdrawn", func() (bool, error) { return replica(get(t), leaving) == nil, nil })
+	got := get(t)
+	if replica(got, webhookPod) == nil || replica(got, controllerPod) == nil {
+		t.Fatalf("the other replicas' entries went too: %+v", got.Status.ByPod)
+	}
+	if meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAccepted) == nil || got.Status.PolicyHash == "" {
+		t.Fatalf("the controller's condition or hash went: %+v", got.Status)
+	}
 }
