@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
@@ -46,12 +47,8 @@ func (a audited) verdict(p *mutate.Policy) (result orv1alpha1.Result, why string
 	result = "pass"
 	for _, e := range a.f.Violations {
 		rules = append(rules, e.Origin)
-		if p.Enforcement[mutate.Rule(e.Origin)] == mutate.ActionWarn {
-			if result == "pass" {
-				result = "warn"
-			}
-		} else {
-			result = "fail"
+		if r, _ := resultOf(p, e); r == "fail" || result == "pass" {
+			result = r
 		}
 	}
 	if a.f.Drift != 0 {
@@ -76,11 +73,7 @@ func reportFor(namespace string, mgrs []audited, p *mutate.Policy, hash string, 
 			props["completedBy"] = s.String()
 		}
 		for _, e := range a.f.Violations {
-			action := cmp.Or(p.Enforcement[mutate.Rule(e.Origin)], mutate.ActionDeny)
-			result := orv1alpha1.Result("fail")
-			if action == mutate.ActionWarn {
-				result = "warn"
-			}
+			result, action := resultOf(p, e)
 			results = append(results, orv1alpha1.ReportResult{Source: ReportSource, Policy: ReportName, Rule: e.Origin, Result: result,
 				Subjects: subject, Description: e.Error(), Properties: withKey(props, "action", string(action))})
 		}
@@ -124,6 +117,17 @@ func reportFor(namespace string, mgrs []audited, p *mutate.Policy, hash string, 
 	}
 	sum := sha256.Sum256(data)
 	return r, hex.EncodeToString(sum[:8])
+}
+
+// resultOf is a violation's result under p, and the action that makes it
+// so: fail where the rule denies or audits (as Kyverno's Audit mode reports
+// fail), warn where it warns.
+func resultOf(p *mutate.Policy, e *field.Error) (orv1alpha1.Result, mutate.Action) {
+	action := cmp.Or(p.Enforcement[mutate.Rule(e.Origin)], mutate.ActionDeny)
+	if action == mutate.ActionWarn {
+		return "warn", action
+	}
+	return "fail", action
 }
 
 func withKey(m map[string]string, k, v string) map[string]string {

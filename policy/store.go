@@ -7,6 +7,7 @@
 package policy
 
 import (
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -75,4 +76,22 @@ func (s *Store) set(in InForce) bool {
 		}
 	}
 	return true
+}
+
+// FromFile is the Store a binary starts with: the policy file at path
+// (checked strictly, mutate.ParsePolicy), or the built-in policy when path
+// is empty.
+func FromFile(path string) (*Store, error) {
+	if path == "" {
+		return NewStore(mutate.DefaultPolicy(), "built-in"), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := mutate.ParsePolicy(data)
+	if err != nil {
+		return nil, err
+	}
+	return NewStore(p, "file "+path), nil
 }

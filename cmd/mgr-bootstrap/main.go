@@ -24,7 +24,6 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/securemetrics"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
 	"github.com/rook-mgr/mgr-webhook/version"
 )
@@ -117,21 +116,14 @@ func run(o options) error {
 	default:
 		return fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, o.caps)
 	}
-	filePolicy, source := mutate.DefaultPolicy(), "built-in"
-	if o.policyFile != "" {
-		data, err := os.ReadFile(o.policyFile)
-		if err != nil {
-			return err
-		}
-		if filePolicy, err = mutate.ParsePolicy(data); err != nil {
-			return err
-		}
-		source = "file " + o.policyFile
+	policies, err := policy.FromFile(o.policyFile)
+	if err != nil {
+		return err
 	}
 	// The policy in force (the file's or the built-in one, then the
 	// MgrPolicy's when --policy-name names one) gives what no flag sets; a
 	// flag given, even empty, overrides it. The audit judges by all of it.
-	o.Policy, o.PolicyName, o.Pod = policy.NewStore(filePolicy, source), o.policyName, o.podName
+	o.Policy, o.PolicyName, o.Pod = policies, o.policyName, o.podName
 	o.Modules = flagList(o.set["modules"], contract.SplitList(o.modules))
 	o.ModuleChoices = flagList(o.set["module-choices"], contract.SplitList(o.choices))
 	o.AdoptExistingKeys = flagList(o.set["adopt-existing-keys"], contract.SplitList(o.adopt))

@@ -95,32 +95,13 @@ func main() {
 	}
 }
 
-func loadPolicy(path string) (*mutate.Policy, error) {
-	if path == "" {
-		return mutate.DefaultPolicy(), nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return mutate.ParsePolicy(data)
-}
-
-// policySource names where a policy file's policy came from.
-func policySource(file string) string {
-	if file == "" {
-		return "built-in"
-	}
-	return "file " + file
-}
-
 func run(o options) error {
-	filePolicy, err := loadPolicy(o.policyFile)
+	policies, err := policy.FromFile(o.policyFile)
 	if err != nil {
 		return err
 	}
 	if o.printPolicy {
-		return mutate.WritePolicy(os.Stdout, filePolicy)
+		return mutate.WritePolicy(os.Stdout, policies.Current())
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -152,7 +133,7 @@ func run(o options) error {
 	}
 	drain := &webhook.Drain{Delay: o.shutdownDelay}
 	namespaces := contract.SplitList(o.namespaces)
-	if _, err := webhook.Setup(mgr, cfg, webhook.Options{Policy: policy.NewStore(filePolicy, policySource(o.policyFile)), PolicyName: o.policyName, Pod: o.podName, Drain: drain, Namespaces: namespaces}); err != nil {
+	if _, err := webhook.Setup(mgr, cfg, webhook.Options{Policy: policies, PolicyName: o.policyName, Pod: o.podName, Drain: drain, Namespaces: namespaces}); err != nil {
 		return err
 	}
 	if o.certMode == "self-signed" {

@@ -220,6 +220,21 @@ func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	}
 }
 
+// policyEvent reports whether MgrPolicy default has an Event of reason
+// whose note holds text.
+func policyEvent(ctx context.Context, reason, text string) (bool, error) {
+	list := &eventsv1.EventList{}
+	if err := k8s.List(ctx, list); err != nil {
+		return false, err
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "MgrPolicy" && e.Regarding.Name == "default" && e.Reason == reason && strings.Contains(e.Note, text) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // replica is a replica's status.byPod entry.
 func replica(mp *v1alpha1.MgrPolicy, id string) *v1alpha1.PodStatus {
 	for i := range mp.Status.ByPod {
@@ -380,18 +395,7 @@ func TestPolicyFollowedLive(t *testing.T) {
 				t.Fatalf("mgr_policy_state{operation=%q,state=invalid} not 1 (%v)", op, err)
 			}
 		}
-		waitFor(t, "a PolicyRejected Event", func() (bool, error) {
-			list := &eventsv1.EventList{}
-			if err := k8s.List(ctx, list); err != nil {
-				return false, err
-			}
-			for _, e := range list.Items {
-				if e.Regarding.Name == "default" && e.Regarding.Kind == "MgrPolicy" && e.Reason == policy.ReasonRejected && strings.Contains(e.Note, "spec.defaultImage") {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
+		waitFor(t, "a PolicyRejected Event", func() (bool, error) { return policyEvent(ctx, policy.ReasonRejected, "spec.defaultImage") })
 	})
 
 	t.Run("deleted: the last good policy stays", func(t *testing.T) {
@@ -405,18 +409,7 @@ func TestPolicyFollowedLive(t *testing.T) {
 		if got := webhookStore.InForce(); got.Source != "MgrPolicy default" || got.Policy.Images.MinimumCephVersion != "18.0.0" {
 			t.Fatalf("in force after deletion: %s, minimum %s", got.Source, got.Policy.Images.MinimumCephVersion)
 		}
-		waitFor(t, "a PolicyDeleted Event", func() (bool, error) {
-			list := &eventsv1.EventList{}
-			if err := k8s.List(ctx, list); err != nil {
-				return false, err
-			}
-			for _, e := range list.Items {
-				if e.Regarding.Kind == "MgrPolicy" && e.Regarding.Name == "default" && e.Reason == policy.ReasonDeleted && strings.Contains(e.Note, "stays in force") {
-					return true, nil
-				}
-			}
-			return false, nil
-		})
+		waitFor(t, "a PolicyDeleted Event", func() (bool, error) { return policyEvent(ctx, policy.ReasonDeleted, "stays in force") })
 	})
 }
 
