@@ -311,10 +311,14 @@ func TestPolicyFollowedLive(t *testing.T) {
 	gen := mp.Generation
 
 	t.Run("created: every replica reports the generation it enforces", func(t *testing.T) {
-		waitFor(t, "both replicas in status.byPod at generation 1", func() (bool, error) {
+		// Each replica writes its entry, then the controller its condition:
+		// two writes, so both are waited for.
+		waitFor(t, "both replicas in status.byPod and the Accepted condition at generation 1", func() (bool, error) {
 			mp := get(t)
 			w, c := replica(mp, webhookPod), replica(mp, controllerPod)
-			return w != nil && c != nil && w.EnforcedGeneration == gen && c.EnforcedGeneration == gen, nil
+			cond := meta.FindStatusCondition(mp.Status.Conditions, v1alpha1.ConditionAccepted)
+			return w != nil && c != nil && w.EnforcedGeneration == gen && c.EnforcedGeneration == gen &&
+				cond != nil && cond.ObservedGeneration == gen, nil
 		})
 		mp := get(t)
 		cond := meta.FindStatusCondition(mp.Status.Conditions, v1alpha1.ConditionAccepted)
@@ -678,9 +682,11 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 				t.Errorf("summary %v, want 1 pass and 2 violations", summary)
 			}
 			result := map[mutate.Action]string{mutate.ActionWarn: "warn", mutate.ActionAudit: "fail", mutate.ActionDeny: "fail"}[action]
-			if n, err := testenv.CounterSum("mgr_policy_audit_mgrs", map[string]string{"result": result}); n != 2 || err != nil {
-				t.Errorf("mgr_policy_audit_mgrs{result=%q} = %v (%v), want 2", result, n, err)
-			}
+			// The gauges are set after the pass has written every Report.
+			waitFor(t, "mgr_policy_audit_mgrs{result="+result+"} = 2", func() (bool, error) {
+				n, err := testenv.CounterSum("mgr_policy_audit_mgrs", map[string]string{"result": result})
+				return n == 2, err
+			})
 			waitFor(t, "a PolicyAudit Event on an old mgr", func() (bool, error) {
 				events, err := testenv.DeploymentEvents(ctx, k8s, ns, "rook-ceph-mgr-old1")
 				return strings.Contains(events[bootstrap.ReasonPolicyAudit], result+" against the policy in force: images.minimumCephVersion"), err
@@ -773,7 +779,11 @@ func TestStoppedReplicaWithdrawsItsEntry(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	waitFor(t, "the new replica's entry", func() (bool, error) { return replica(get(t), leaving) != nil, nil })
+	waitFor(t, "every replica's entry and the controller's condition", func() (bool, error) {
+		got := get(t)
+		return replica(got, leaving) != nil && replica(got, webhookPod) != nil && replica(got, controllerPod) != nil &&
+			meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAccepted) != nil, nil
+	})
 	stop()
 	<-done
 	waitFor(t, "its entry withdrawn", func() (bool, error) { return replica(get(t), leaving) == nil, nil })
