@@ -52,7 +52,7 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 # meet the API server (admission, installs, the chart, the webhook's outage)
 # on its control plane, built from the Go module proxy like v1.37's.
 COMPAT_K8S       ?= v1.30.14
-COMPAT_K8S_TESTS  = ./test/integration/ ./test/manifests/ ./test/helm/ ./test/outage/ ./test/policyapi/
+COMPAT_K8S_TESTS  = ./test/integration/ ./test/manifests/ ./test/helm/ ./test/outage/ ./test/policyapi/ ./test/policycheck/
 
 compat: ## the API-facing tests on Kubernetes COMPAT_K8S, and the Ceph-facing ones on each run of COMPAT_MATRIX, beside make test's
 	@./hack/install-deps.sh

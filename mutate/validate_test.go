@@ -4,6 +4,7 @@
 package mutate
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/badspec"
 )
 
 // completedMinimal returns the shipped example, completed with the default policy.
@@ -38,152 +40,51 @@ func setArg(c *corev1.Container, flag, value string) {
 	}
 }
 
-// TestValidateRules breaks one rule per case and checks that exactly that
-// rule's field is reported, with the error type a user can act on.
+// TestValidateRules runs the bad-spec corpus (testdata/badspec/violations.yaml):
+// each case breaks one rule and exactly that rule's field is reported, with
+// the error type a user can act on; a case at a rule's boundary is admitted.
 func TestValidateRules(t *testing.T) {
-	cases := map[string]struct {
-		breakIt   func(d *appsv1.Deployment, p *Policy)
-		wantField string
-		wantType  field.ErrorType
-		wantWords string
-	}{
-		"mgr id missing": {
-			func(d *appsv1.Deployment, _ *Policy) { delete(d.Labels, contract.LabelMgrID) },
-			"metadata.labels[mgr]", field.ErrorTypeRequired, "mgr id"},
-		"mgr id not a DNS label": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Labels[contract.LabelMgrID] = "A_1" },
-			"metadata.labels[mgr]", field.ErrorTypeInvalid, "DNS label"},
-		"template label disagrees": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[contract.LabelMgrID] = "b" },
-			"spec.template.metadata.labels[mgr]", field.ErrorTypeInvalid, `mgr id "a"`},
-		"selector misses the id": {
-			func(d *appsv1.Deployment, _ *Policy) { delete(d.Spec.Selector.MatchLabels, contract.LabelMgrID) },
-			"spec.selector.matchLabels[mgr]", field.ErrorTypeInvalid, "mgr=\"a\""},
-		"--id disagrees": {
-			func(d *appsv1.Deployment, _ *Policy) { setArg(mgrContainer(d), "--id", "b") },
-			"spec.template.spec.containers[0].args[8]", field.ErrorTypeInvalid, "--id must be \"a\""},
-		"keyring secret of another mgr": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				d.Spec.Template.Spec.Volumes[1].Secret.SecretName = contract.KeyringSecretName("b")
-			},
-			"spec.template.spec.volumes[1].secret.secretName", field.ErrorTypeInvalid, "rook-ceph-mgr-a-keyring"},
-		"keyring mount of another volume": {
-			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).VolumeMounts[1].Name = "other" },
-			"spec.template.spec.containers[0].volumeMounts[1].name", field.ErrorTypeInvalid, "rook-ceph-mgr-a-keyring"},
-		"two replicas": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Replicas = ptrTo[int32](2) },
-			"spec.replicas", field.ErrorTypeInvalid, "at most 1"},
-		"registry not allowed": {
-			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "evil.example.com/ceph/ceph:v16.2.15" },
-			"spec.template.spec.containers[0].image", field.ErrorTypeNotSupported, "quay.io/ceph/ceph"},
-		"release too old": {
-			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "quay.io/ceph/ceph:v12.2.13" },
-			"spec.template.spec.containers[0].image", field.ErrorTypeInvalid, "older than the policy's minimum 16.2.0"},
-		"latest refused": {
-			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "quay.io/ceph/ceph:latest" },
-			"spec.template.spec.containers[0].image", field.ErrorTypeInvalid, "pin a release tag"},
-		"untagged refused": {
-			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Image = "quay.io/ceph/ceph" },
-			"spec.template.spec.containers[0].image", field.ErrorTypeInvalid, "needs a tag"},
-		"init container image too old": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				d.Spec.Template.Spec.InitContainers[1].Image = "quay.io/ceph/ceph:v12.2.0"
-			},
-			"spec.template.spec.initContainers[1].image", field.ErrorTypeInvalid, "older than"},
-		"privileged": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				mgrContainer(d).SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
-			},
-			"spec.template.spec.containers[0].securityContext.privileged", field.ErrorTypeForbidden, "remove privileged"},
-		"privileged init container": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				d.Spec.Template.Spec.InitContainers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
-			},
-			"spec.template.spec.initContainers[0].securityContext.privileged", field.ErrorTypeForbidden, "not allowed"},
-		"hostNetwork": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Spec.HostNetwork = true },
-			"spec.template.spec.hostNetwork", field.ErrorTypeForbidden, "allowHostNetwork"},
-		"hostPath outside the log dir": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				d.Spec.Template.Spec.Volumes = append(d.Spec.Template.Spec.Volumes, corev1.Volume{Name: "root",
-					VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/rook/rook-ceph/log/../../../../etc"}}})
-			},
-			"spec.template.spec.volumes[5].hostPath.path", field.ErrorTypeInvalid, "outside the cluster's log directory"},
-		"fsid of another cluster": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				setArg(mgrContainer(d), "--fsid", "47913c99-d1ed-4a9b-bd55-2b49490b1229")
-			},
-			"spec.template.spec.containers[0].args[0]", field.ErrorTypeInvalid, "fsid of the Ceph cluster"},
-		"fsid missing": {
-			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Args = mgrContainer(d).Args[1:] },
-			"spec.template.spec.containers[0].args", field.ErrorTypeRequired, "--fsid="},
-		"no mgr container": {
-			func(d *appsv1.Deployment, _ *Policy) { mgrContainer(d).Name = "ceph" },
-			"spec.template.spec.containers", field.ErrorTypeRequired, `named "mgr"`},
-		"not Rook's name for the mgr id": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Name = "second-mgr-a" },
-			"metadata.name", field.ErrorTypeInvalid, `must be named "rook-ceph-mgr-a"`},
-		"first init container's fsid of another cluster": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				setArg(&d.Spec.Template.Spec.InitContainers[0], "--fsid", "47913c99-d1ed-4a9b-bd55-2b49490b1229")
-			},
-			"spec.template.spec.initContainers[0].args[0]", field.ErrorTypeInvalid, "fsid of the Ceph cluster"},
-		"init container's fsid of another cluster": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				setArg(&d.Spec.Template.Spec.InitContainers[1], "--fsid", "47913c99-d1ed-4a9b-bd55-2b49490b1229")
-			},
-			"spec.template.spec.initContainers[1].args[0]", field.ErrorTypeInvalid, "fsid of the Ceph cluster"},
-		"template rook_cluster of another namespace": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[contract.LabelRookCluster] = "ceph-east" },
-			"spec.template.metadata.labels[rook_cluster]", field.ErrorTypeInvalid, `namespace "rook-ceph"`},
-		"template ceph_daemon_id of another mgr": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[contract.LabelCephDaemonID] = "b" },
-			"spec.template.metadata.labels[ceph_daemon_id]", field.ErrorTypeInvalid, `mgr id "a"`},
-		"template instance of another mgr": {
-			func(d *appsv1.Deployment, _ *Policy) { d.Spec.Template.Labels[contract.LabelInstance] = "b" },
-			"spec.template.metadata.labels[instance]", field.ErrorTypeInvalid, `mgr id "a"`},
-		"hostPath beside the log dir (a sibling sharing its prefix)": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				d.Spec.Template.Spec.Volumes = append(d.Spec.Template.Spec.Volumes, corev1.Volume{Name: "evil",
-					VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/rook/rook-ceph/log-evil"}}})
-			},
-			"spec.template.spec.volumes[5].hostPath.path", field.ErrorTypeInvalid, "outside the cluster's log directory"},
-		"unknown sidecar": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				d.Annotations = map[string]string{contract.AnnotationInjectSidecars: "log-colector"}
-			},
-			"metadata.annotations[mgr.ceph.rook.io/inject-sidecars]", field.ErrorTypeNotSupported, "log-colector"},
-		"modules chosen where the policy offers no choice": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				d.Annotations = map[string]string{contract.AnnotationModules: "prometheus"}
-			},
-			"metadata.annotations[mgr.ceph.rook.io/modules]", field.ErrorTypeInvalid, "moduleChoices"},
-		"no modules chosen where the policy offers no choice": {
-			func(d *appsv1.Deployment, _ *Policy) {
-				d.Annotations = map[string]string{contract.AnnotationModules: ""}
-			},
-			"metadata.annotations[mgr.ceph.rook.io/modules]", field.ErrorTypeInvalid, "remove the annotation"},
-		"a module the policy does not offer": {
-			func(d *appsv1.Deployment, p *Policy) {
-				p.ModuleChoices = []string{"prometheus", "dashboard"}
-				d.Annotations = map[string]string{contract.AnnotationModules: "prometheus, restful"}
-			},
-			"metadata.annotations[mgr.ceph.rook.io/modules]", field.ErrorTypeNotSupported, `"restful": supported values: "prometheus", "dashboard"`},
+	cases, err := badspec.Load("testdata/badspec/violations.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			d, p := completedMinimal(t), DefaultPolicy()
-			tc.breakIt(d, p)
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			d, err := tc.Apply(completedMinimal(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := corpusPolicy(t, tc)
 			errs := Validate(d, testClusters["rook-ceph"], p)
+			if tc.Field == "" {
+				if len(errs) > 0 {
+					t.Fatalf("refused: %v", errs.ToAggregate())
+				}
+				return
+			}
 			if len(errs) != 1 {
 				t.Fatalf("got %d errors, want exactly 1: %v", len(errs), errs.ToAggregate())
 			}
 			e := errs[0]
-			if e.Field != tc.wantField || e.Type != tc.wantType || !strings.Contains(e.Error(), tc.wantWords) {
-				t.Errorf("got %s (%s), want field %s type %s mentioning %q", e.Error(), e.Type, tc.wantField, tc.wantType, tc.wantWords)
+			if e.Field != tc.Field || string(e.Type) != tc.Type || !strings.Contains(e.Error(), tc.Words) {
+				t.Errorf("got %s (%s), want field %s type %s mentioning %q", e.Error(), e.Type, tc.Field, tc.Type, tc.Words)
 			}
 		})
 	}
+}
+
+// corpusPolicy is the policy a corpus case is judged by.
+func corpusPolicy(t *testing.T, tc badspec.Case) *Policy {
+	t.Helper()
+	var spec PolicySpec
+	if err := json.Unmarshal(tc.PolicyJSON(), &spec); err != nil {
+		t.Fatal(err)
+	}
+	p, errs := PolicyFromSpec(&spec, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return p
 }
 
 func TestValidatePolicyAllows(t *testing.T) {

@@ -387,14 +387,16 @@ func (failingLive) CephClusterLive(context.Context, string, metav1.OwnerReferenc
 }
 
 // TestOwnerLookupNeverBlocksCleanup: with the CephCluster lookup failing, a
-// Rook-owned Deployment's finalizer and status writes pass both webhooks
-// (the mutator leaves it as it is), while a spec change is refused on
-// metadata.ownerReferences rather than trusted.
+// Rook-owned Deployment's finalizer and status writes pass both handlers
+// unchanged, while a spec change is refused on metadata.ownerReferences
+// rather than trusted: the mutator judges in the same call.
 func TestOwnerLookupNeverBlocksCleanup(t *testing.T) {
 	old := completedMgr(t)
 	old.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: liveCephClusterUID}}
-	m := &admission.Webhook{Handler: &Mutator{Clusters: clusters, Live: failingLive{}, Policy: policy.Static(mutate.DefaultPolicy())}}
-	v := &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: failingLive{}, Policy: policy.Static(mutate.DefaultPolicy())}}
+	handlers := map[string]*admission.Webhook{
+		"mutator":   {Handler: &Mutator{Clusters: clusters, Live: failingLive{}, Policy: policy.Static(mutate.DefaultPolicy())}},
+		"validator": {Handler: &Validator{Clusters: clusters, Live: failingLive{}, Policy: policy.Static(mutate.DefaultPolicy())}},
+	}
 	for name, tc := range map[string]struct {
 		edit  func(d *appsv1.Deployment)
 		allow bool
@@ -409,15 +411,14 @@ func TestOwnerLookupNeverBlocksCleanup(t *testing.T) {
 			d := old.DeepCopy()
 			tc.edit(d)
 			req := request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old)))
-			if resp := m.Handle(context.Background(), req); !resp.Allowed || len(resp.Patch) != 0 {
-				t.Errorf("mutator: allowed %v, patch %s", resp.Allowed, resp.Patch)
-			}
-			resp := v.Handle(context.Background(), req)
-			if resp.Allowed != tc.allow {
-				t.Fatalf("validator allowed %v, want %v: %v", resp.Allowed, tc.allow, resp.Result)
-			}
-			if !tc.allow && !strings.Contains(resp.Result.Message, "metadata.ownerReferences") {
-				t.Errorf("denial %q does not name metadata.ownerReferences", resp.Result.Message)
+			for hn, h := range handlers {
+				resp := h.Handle(context.Background(), req)
+				if resp.Allowed != tc.allow || len(resp.Patch) != 0 {
+					t.Fatalf("%s: allowed %v (want %v), patch %s: %v", hn, resp.Allowed, tc.allow, resp.Patch, resp.Result)
+				}
+				if !tc.allow && !strings.Contains(resp.Result.Message, "metadata.ownerReferences") {
+					t.Errorf("%s: denial %q does not name metadata.ownerReferences", hn, resp.Result.Message)
+				}
 			}
 		})
 	}

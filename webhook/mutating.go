@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	kjson "sigs.k8s.io/json"
 
-	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -38,61 +37,31 @@ var _ admission.Handler = &Mutator{}
 
 const mutateName = "mutate"
 
-// Handle completes the Deployment and answers with a patch of the sections
-// that changed, or no patch at all when it was complete already.
+// Handle completes the Deployment and judges the completed object by the
+// policy, in this one call: a violation of a Deny rule refuses the write;
+// otherwise the answer is a patch of the sections that changed (none when
+// it was complete already), with the warnings and audit annotation of the
+// Warn and Audit rules. Which writes are judged at all is admit's.
 func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.Response {
-	log := logf.FromContext(ctx)
-	if resp, bad := malformed(req, mutateName); bad {
-		return resp
-	}
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		count(mutateName, OutcomeSkipped)
-		return admission.Allowed("")
-	}
-	d, resp, ok := decodeDeployment(req, req.Object.Raw, mutateName)
+	w, resp, ok := admit(ctx, req, mutateName, m.Policy, m.Clusters, m.Live)
 	if !ok {
 		return resp
 	}
-	if d.DeletionTimestamp != nil {
-		count(mutateName, OutcomeSkipped)
-		return admission.Allowed("being deleted")
-	}
-	in := m.Policy.InForce() // one policy for the whole request
-	policy := in.Policy
-	gov, err := governs(ctx, m.Live, policy, namespaceOf(req, d), d, contract.IsMgr(d))
-	if err != nil {
-		// The validator refuses what it cannot verify; completing is not
-		// this webhook's to refuse, so a status or finalizer write of a
-		// Rook-owned Deployment never waits on this lookup here.
-		log.V(1).Info("owner not verified; leaving the Deployment as it is", "error", err.Error())
-		count(mutateName, OutcomeSkipped)
-		return admission.Allowed("")
-	}
-	if !gov {
-		count(mutateName, OutcomeSkipped)
-		return admission.Allowed("not a mgr Deployment the policy governs")
-	}
-	info, err := m.Clusters.Lookup(namespaceOf(req, d))
-	if err != nil {
-		var missing *MissingClusterObjectsError
-		if req.Operation == admissionv1.Update && errors.As(err, &missing) {
-			// Nothing to complete from; the validator refuses a spec change
-			// and admits the rest, so cleanup of a torn-down cluster goes on.
-			count(mutateName, OutcomeSkipped)
-			return admission.Allowed("")
-		}
-		return denyCluster(ctx, mutateName, d, err)
-	}
-	res, errs := mutate.CompleteInPlace(d, info, policy) // d is ours: no copy
+	res, errs := mutate.CompleteInPlace(w.d, w.info, w.in.Policy) // w.d is ours: no copy
 	if len(errs) > 0 {
-		return deny(ctx, mutateName, d, errs)
+		return deny(ctx, mutateName, w.d, errs)
 	}
-	if mutate.StampInPlace(res.Deployment, mutate.Stamp{Version: m.Version, Policy: in.Hash}) {
+	if mutate.StampInPlace(res.Deployment, mutate.Stamp{Version: m.Version, Policy: w.in.Hash}) {
 		res.Changed |= mutate.SectionAnnotations
+	}
+	w.d = res.Deployment
+	j := judge(w.in.Policy, w.violations())
+	if len(j.deny) > 0 {
+		return j.refused(ctx, mutateName, w.d, res.Warnings...)
 	}
 	if res.Changed == 0 {
 		count(mutateName, OutcomeAllowed)
-		return admission.Allowed("").WithWarnings(res.Warnings...)
+		return j.admitted(admission.Allowed("").WithWarnings(res.Warnings...))
 	}
 	patch, err := patchFor(res)
 	if err != nil {
@@ -102,10 +71,10 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Denied(fmt.Sprintf("cannot encode the completion patch (%v); please report this as a bug", err))
 	}
 	count(mutateName, OutcomePatched)
-	if v := log.V(1); v.Enabled() {
+	if v := logf.FromContext(ctx).V(1); v.Enabled() {
 		v.Info("completed mgr Deployment", "sections", fmt.Sprintf("%b", res.Changed))
 	}
-	return patched(patch).WithWarnings(res.Warnings...)
+	return j.admitted(patched(patch).WithWarnings(res.Warnings...))
 }
 
 // decodeDeployment decodes the request object; a request that is not an

@@ -22,13 +22,15 @@ import (
 // The webhook configurations are generated from these markers into
 // manifests/base/webhook/generated (make manifests); kustomize adds what
 // controller-gen cannot express: objectSelector, namespaceSelector and
-// matchConditions.
+// matchConditions. Mgr writes take one round trip: the mutating webhook
+// completes and judges; the final object is checked in the API server by
+// the ValidatingAdmissionPolicy mgr-policy (manifests/base/policy/check.yaml).
+// ValidatePath is served still, for configurations that route to it.
 //
 // +kubebuilder:webhookconfiguration:mutating=true,name=mgr-webhook
 // +kubebuilder:webhookconfiguration:mutating=false,name=mgr-webhook
 // +kubebuilder:webhook:path=/mutate-apps-v1-deployment,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=mutate.mgr.ceph.rook.io,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=mgr-webhook,serviceNamespace=mgr-webhook-system,servicePort=443
 // +kubebuilder:webhook:path=/validate-apps-v1-deployment-scale,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments/scale,verbs=update,versions=v1,name=scale.mgr.ceph.rook.io,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=mgr-webhook,serviceNamespace=mgr-webhook-system,servicePort=443
-// +kubebuilder:webhook:path=/validate-apps-v1-deployment,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=validate.mgr.ceph.rook.io,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=mgr-webhook,serviceNamespace=mgr-webhook-system,servicePort=443
 
 // Paths the webhook configurations point at.
 const (

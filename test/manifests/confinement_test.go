@@ -63,8 +63,8 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 			if _, err := testenv.ApplyRBAC(ctx, api.Client, dir); err != nil {
 				t.Fatal(err)
 			}
-			if n, err := testenv.CreateKinds(ctx, api.Client, dir, "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"); err != nil || n != 4 {
-				t.Fatalf("confinement policies: %d created, %v; want 2 policies and 2 bindings", n, err)
+			if n, err := testenv.CreateKinds(ctx, api.Client, dir, "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"); err != nil || n != 6 {
+				t.Fatalf("admission policies: %d created, %v; want 3 policies (2 confinements, mgr-policy) and 3 bindings", n, err)
 			}
 			admin := api.Client
 			v := newVictims(t, admin)

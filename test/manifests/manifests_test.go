@@ -158,8 +158,8 @@ func TestWebhookConfigurationsOnlySeeMgrDeployments(t *testing.T) {
 	for _, w := range v.Webhooks {
 		hooks[w.Name] = hook{w.Name, w.Rules, w.ObjectSelector, w.NamespaceSelector, *w.SideEffects, *w.TimeoutSeconds, *w.FailurePolicy, w.ClientConfig.Service, w.MatchConditions}
 	}
-	if len(hooks) != 3 {
-		t.Fatalf("webhooks %v, want mutate, validate and scale", slices.Sorted(maps.Keys(hooks)))
+	if len(hooks) != 2 {
+		t.Fatalf("webhooks %v, want mutate and scale (mgr writes take one round trip)", slices.Sorted(maps.Keys(hooks)))
 	}
 	for _, h := range hooks {
 		if h.ns == nil || len(h.ns.MatchExpressions) != 1 || !slices.Contains(h.ns.MatchExpressions[0].Values, "kube-system") || !slices.Contains(h.ns.MatchExpressions[0].Values, "mgr-webhook-system") {
@@ -179,7 +179,7 @@ func TestWebhookConfigurationsOnlySeeMgrDeployments(t *testing.T) {
 		}
 		return names
 	}
-	for _, name := range []string{"mutate.mgr.ceph.rook.io", "validate.mgr.ceph.rook.io"} {
+	for _, name := range []string{"mutate.mgr.ceph.rook.io"} {
 		h := hooks[name]
 		// Only app=rook-ceph-mgr: nothing the Deployment's writer sets (the
 		// opt-out label) may keep a request from the webhook.
@@ -195,8 +195,37 @@ func TestWebhookConfigurationsOnlySeeMgrDeployments(t *testing.T) {
 			t.Errorf("%s: matchConditions %v", name, got)
 		}
 	}
-	if !equality.Semantic.DeepEqual(hooks["mutate.mgr.ceph.rook.io"].conditions, hooks["validate.mgr.ceph.rook.io"].conditions) {
-		t.Error("the mutating and validating webhooks match different requests (mutating-scope.yaml and validating-scope.yaml differ)")
+	// The final-object check in the API server sees what the mutating
+	// webhook sees: the same selectors and conditions, CREATE and UPDATE of
+	// apps/v1 deployments, and Fail on an error.
+	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	objs.get(t, "ValidatingAdmissionPolicy/mgr-policy", vap)
+	mutating := hooks["mutate.mgr.ceph.rook.io"]
+	mc := vap.Spec.MatchConstraints
+	if !equality.Semantic.DeepEqual(mutating.obj, mc.ObjectSelector) || !equality.Semantic.DeepEqual(mutating.ns, mc.NamespaceSelector) {
+		t.Errorf("mgr-policy selects %+v in %+v; the mutating webhook %+v in %+v", mc.ObjectSelector, mc.NamespaceSelector, mutating.obj, mutating.ns)
+	}
+	if len(mc.ResourceRules) != 1 || !slices.Equal(mc.ResourceRules[0].Resources, []string{"deployments"}) || !slices.Equal(mc.ResourceRules[0].APIGroups, []string{"apps"}) ||
+		!slices.Equal(mc.ResourceRules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}) {
+		t.Errorf("mgr-policy rules %+v, want CREATE and UPDATE of apps/v1 deployments", mc.ResourceRules)
+	}
+	if len(vap.Spec.MatchConditions) != len(mutating.conditions) {
+		t.Errorf("mgr-policy matchConditions %+v, the mutating webhook's %+v", vap.Spec.MatchConditions, mutating.conditions)
+	}
+	for i := range min(len(vap.Spec.MatchConditions), len(mutating.conditions)) {
+		if c, w := vap.Spec.MatchConditions[i], mutating.conditions[i]; c.Name != w.Name || c.Expression != w.Expression {
+			t.Errorf("mgr-policy matchCondition %d is %+v, the mutating webhook's %+v (check.yaml and mutating-scope.yaml differ)", i, c, w)
+		}
+	}
+	// Ignore: the webhook, which fails closed, is the judge; an error of its
+	// backstop (no MgrPolicy API) must not block every mgr write.
+	if vap.Spec.FailurePolicy == nil || *vap.Spec.FailurePolicy != admissionregistrationv1.Ignore || vap.Spec.ParamKind == nil || vap.Spec.ParamKind.Kind != "MgrPolicy" {
+		t.Errorf("mgr-policy failurePolicy %v paramKind %+v", vap.Spec.FailurePolicy, vap.Spec.ParamKind)
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	objs.get(t, "ValidatingAdmissionPolicyBinding/mgr-policy", binding)
+	if binding.Spec.ParamRef == nil || binding.Spec.ParamRef.Name != "default" || !slices.Equal(binding.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}) {
+		t.Errorf("mgr-policy binding %+v, want Deny with MgrPolicy default", binding.Spec)
 	}
 	scale := hooks["scale.mgr.ceph.rook.io"]
 	if len(scale.rules) != 1 || !slices.Equal(scale.rules[0].Resources, []string{"deployments/scale"}) ||

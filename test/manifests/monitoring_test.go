@@ -149,8 +149,8 @@ func TestAlertRules(t *testing.T) {
 			      controller_runtime_webhook_requests_total{code="200"} 0+100x100`,
 		},
 		"MgrWebhookDenialsSpiking": {
-			load: `mgr_webhook_denials_total{webhook="validate", reason="spec.replicas"} 0x69 0+5x30`, fires: `{} 0.08333333333333333`,
-			not: `mgr_webhook_denials_total{webhook="validate", reason="spec.replicas"} 0+5x100`, // steady, however high
+			load: `mgr_webhook_denials_total{webhook="mutate", reason="spec.replicas"} 0x69 0+5x30`, fires: `{} 0.08333333333333333`,
+			not: `mgr_webhook_denials_total{webhook="mutate", reason="spec.replicas"} 0+5x100`, // steady, however high
 		},
 		"MgrWebhookCertificateExpiresSoon": {
 			load: `mgr_webhook_serving_certificate_expiry_timestamp_seconds{pod="a"} 86400x100`, fires: `{} 81000`,

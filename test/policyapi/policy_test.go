@@ -509,7 +509,7 @@ func TestEnforcementActions(t *testing.T) {
 				if err != nil || len(got) != 0 {
 					t.Fatalf("Audit: error %v, warnings %q; want neither", err, got)
 				}
-				key := "validate.mgr.ceph.rook.io/" + webhook.AuditAnnotationViolations
+				key := "mutate.mgr.ceph.rook.io/" + webhook.AuditAnnotationViolations
 				waitFor(t, "the audit log records the violation", func() (bool, error) {
 					data, err := os.ReadFile(auditLog)
 					if err != nil {
@@ -645,17 +645,23 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		update(t, func(s *mutate.PolicySpec) { *s = *spec.DeepCopy() })
-		waitFor(t, "both components enforce the new spec", func() (bool, error) {
-			return webhookStore.InForce().Hash == want.Hash() && controllerStore.InForce().Hash == want.Hash(), nil
+		gen := update(t, func(s *mutate.PolicySpec) { *s = *spec.DeepCopy() })
+		waitFor(t, "both components and status.enforced follow the new spec", func() (bool, error) {
+			st := get(t).Status
+			return webhookStore.InForce().Hash == want.Hash() && controllerStore.InForce().Hash == want.Hash() &&
+				st.ObservedGeneration == gen && st.PolicyHash == want.Hash() && st.Enforced != nil, nil
 		})
 	}
 	// Before: Quincy is admitted. Two old mgrs on Quincy, one on Reef.
 	apply(mutate.PolicySpec{})
 	for id, image := range map[string]string{"old1": "quay.io/ceph/ceph:v17.2.7", "old2": "quay.io/ceph/ceph:v17.2.6", "new": "quay.io/ceph/ceph:v18.2.4"} {
-		if err := k8s.Create(ctx, mgrOf(t, id, image)); err != nil {
-			t.Fatal(err)
-		}
+		// The API server's admission policy reads status.enforced from its
+		// informer: a moment after the status write.
+		var err error
+		waitFor(t, "mgr "+id+" on "+image+" created", func() (bool, error) {
+			err = k8s.Create(ctx, mgrOf(t, id, image))
+			return err == nil, err
+		})
 	}
 	waitFor(t, "a Report of three compliant mgrs", func() (bool, error) {
 		by, _ := reported(t)
