@@ -25,16 +25,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/internal/badspec"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
-	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 const ns = "rook-ceph"
@@ -59,9 +56,13 @@ func run(m *testing.M) (int, error) {
 	if root, err = testenv.RepoRoot(); err != nil {
 		return 1, err
 	}
+	crd, err := testenv.MgrPolicyCRD()
+	if err != nil {
+		return 1, err
+	}
 	// No webhook: the API server's own admission alone.
 	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{
-		CRDs: []string{filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml")},
+		CRDs: []string{crd},
 	})
 	if err != nil {
 		return 1, err
@@ -87,24 +88,9 @@ func run(m *testing.M) (int, error) {
 	}
 	// The controller's policy Watcher, as its ServiceAccount: it accepts a
 	// MgrPolicy into status.enforced, which the admission policy reads.
-	mgr, err := ctrl.NewManager(api.ConfigAs(testenv.ServiceAccountUser("mgr-webhook-system", "mgr-bootstrap")), ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-	})
-	if err != nil {
+	if err := testenv.AcceptPolicies(ctx, api); err != nil {
 		return 1, err
 	}
-	w := &policy.Watcher{Client: mgr.GetClient(), Name: "default", Store: policy.NewStore(mutate.DefaultPolicy(), "built-in"),
-		Operation: v1alpha1.OperationController, Conditions: true}
-	if err := w.SetupWithManager(mgr); err != nil {
-		return 1, err
-	}
-	mctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		if err := mgr.Start(mctx); err != nil {
-			fmt.Fprintln(os.Stderr, "controller manager:", err)
-		}
-	}()
 	return m.Run(), nil
 }
 
@@ -126,38 +112,17 @@ func completed(t *testing.T) *appsv1.Deployment {
 	return res.Deployment
 }
 
-// setPolicy makes spec (JSON) MgrPolicy default's spec and returns the
-// policy Go reads from it.
+// setPolicy makes spec (JSON) MgrPolicy default's spec, accepted by the
+// controller, and returns the policy Go reads from it.
 func setPolicy(t *testing.T, spec []byte) *mutate.Policy {
 	t.Helper()
 	var ps mutate.PolicySpec
 	if err := json.Unmarshal(spec, &ps); err != nil {
 		t.Fatal(err)
 	}
-	p, errs := mutate.PolicyFromSpec(&ps, nil)
-	if len(errs) > 0 {
-		t.Fatal(errs.ToAggregate())
-	}
-	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
-	err := k8s.Get(context.Background(), client.ObjectKeyFromObject(mp), mp)
-	switch {
-	case apierrors.IsNotFound(err):
-		mp.Spec = ps
-		err = k8s.Create(context.Background(), mp)
-	case err == nil:
-		mp.Spec = ps
-		err = k8s.Update(context.Background(), mp)
-	}
+	p, err := testenv.SetMgrPolicy(context.Background(), k8s, ps)
 	if err != nil {
 		t.Fatal(err)
-	}
-	// Accepted by the controller: its status.enforced is the new spec.
-	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
-		got := &v1alpha1.MgrPolicy{}
-		err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), got)
-		return err == nil && got.Status.ObservedGeneration == mp.Generation && got.Status.PolicyHash == p.Hash() && got.Status.Enforced != nil, nil
-	}); err != nil {
-		t.Fatalf("MgrPolicy %s not accepted into status.enforced: %v", spec, err)
 	}
 	return p
 }
