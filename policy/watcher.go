@@ -187,13 +187,7 @@ func (w *Watcher) report(ctx context.Context, mp *v1alpha1.MgrPolicy, errs field
 	}
 	// One field manager for the controller's replicas, none of them the
 	// Pod's: a replica that withdraws its entry leaves these.
-	status := map[string]any{"observedGeneration": mp.Generation, "policyHash": in.Hash, "conditions": []metav1.Condition{cond}}
-	if in.Generation > 0 {
-		// A policy from the API (not the built-in or a file): the
-		// ValidatingAdmissionPolicy reads its rules from here.
-		status["enforced"] = in.Policy.PolicySpec
-	}
-	return w.apply(ctx, status, "mgr-"+w.Operation)
+	return w.apply(ctx, map[string]any{"observedGeneration": mp.Generation, "policyHash": in.Hash, "conditions": []metav1.Condition{cond}}, "mgr-"+w.Operation)
 }
 
 // apply writes status fields of the MgrPolicy by server-side apply as

@@ -55,13 +55,8 @@ type MgrPolicyStatus struct {
 	// the same spec hashes alike); completed mgrs carry it.
 	// +optional
 	PolicyHash string `json:"policyHash,omitempty"`
-	// Enforced is the spec in force, with its defaults: the newest the
-	// controller accepted. ValidatingAdmissionPolicy mgr-policy judges the
-	// final mgr object by it, so the API server and the webhooks enforce
-	// one policy while a newer spec is refused.
-	// +optional
-	Enforced *mutate.PolicySpec `json:"enforced,omitempty"`
-	// Conditions: Accepted.
+	// Conditions: Accepted. ValidatingAdmissionPolicy mgr-policy judges by
+	// the spec only while Accepted is True at the current generation.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -36,8 +37,8 @@ func MgrPolicyCRD() (string, error) {
 // AcceptPolicies runs the controller's policy Watcher for MgrPolicy
 // "default" in this process, as mgr-bootstrap's ServiceAccount (the RBAC of
 // manifests/base must be applied), until ctx ends: it accepts each valid
-// spec into status.enforced, which the ValidatingAdmissionPolicy mgr-policy
-// judges by.
+// spec (condition Accepted), which the ValidatingAdmissionPolicy mgr-policy
+// then judges by.
 func AcceptPolicies(ctx context.Context, a *APIServer) error {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
@@ -65,8 +66,9 @@ func AcceptPolicies(ctx context.Context, a *APIServer) error {
 }
 
 // SetMgrPolicy makes spec MgrPolicy default's spec (creating it) and waits
-// until a Watcher (AcceptPolicies) has accepted it into status.enforced. It
-// returns the policy Go reads from spec.
+// until a Watcher (AcceptPolicies) has accepted it (condition Accepted at its
+// generation), so mgr-policy judges by it. It returns the policy Go reads
+// from spec.
 func SetMgrPolicy(ctx context.Context, cl client.Client, spec mutate.PolicySpec) (*mutate.Policy, error) {
 	p, errs := mutate.PolicyFromSpec(&spec, nil)
 	if len(errs) > 0 {
@@ -87,9 +89,15 @@ func SetMgrPolicy(ctx context.Context, cl client.Client, spec mutate.PolicySpec)
 	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
 		got := &v1alpha1.MgrPolicy{}
 		err := cl.Get(ctx, client.ObjectKeyFromObject(mp), got)
-		return err == nil && got.Status.ObservedGeneration == mp.Generation && got.Status.PolicyHash == p.Hash() && got.Status.Enforced != nil, nil
+		return err == nil && got.Status.ObservedGeneration == mp.Generation && got.Status.PolicyHash == p.Hash() && accepted(got), nil
 	}); err != nil {
-		return nil, fmt.Errorf("MgrPolicy default not accepted into status.enforced: %w", err)
+		return nil, fmt.Errorf("MgrPolicy default not accepted: %w", err)
 	}
 	return p, nil
+}
+
+// accepted reports whether mp's Accepted condition is True at its generation.
+func accepted(mp *v1alpha1.MgrPolicy) bool {
+	c := meta.FindStatusCondition(mp.Status.Conditions, v1alpha1.ConditionAccepted)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == mp.Generation
 }

@@ -646,10 +646,11 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 			t.Fatal(errs)
 		}
 		gen := update(t, func(s *mutate.PolicySpec) { *s = *spec.DeepCopy() })
-		waitFor(t, "both components and status.enforced follow the new spec", func() (bool, error) {
+		waitFor(t, "both components follow the new spec, and the controller accepted it", func() (bool, error) {
 			st := get(t).Status
+			c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAccepted)
 			return webhookStore.InForce().Hash == want.Hash() && controllerStore.InForce().Hash == want.Hash() &&
-				st.ObservedGeneration == gen && st.PolicyHash == want.Hash() && st.Enforced != nil, nil
+				st.PolicyHash == want.Hash() && c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == gen, nil
 		})
 	}
 	// Before: Quincy is admitted. Two old mgrs on Quincy, one on Reef.
