@@ -4,9 +4,10 @@
 // Command apiserver measures what mgr Deployment writes cost through a real
 // kube-apiserver: create, update and delete of N Deployments (a) with no
 // admission, (b) as shipped: our mutating webhook (one round trip) and the
-// ValidatingAdmissionPolicy mgr-policy judging by an accepted MgrPolicy, (c)
-// with the in-tree MutatingAdmissionPolicy in map.yaml doing (part of) the
-// same completion; p50/p99 per operation and the ratios to (a) and (c).
+// ValidatingAdmissionPolicy mgr-policy judging by an accepted MgrPolicy,
+// (b') the webhook alone, (c) with the in-tree MutatingAdmissionPolicy in
+// map.yaml doing (part of) the same completion; p50/p99 per operation and
+// the ratios to (a) and (c).
 package main
 
 import (
@@ -43,7 +44,7 @@ var info = mutate.ClusterInfo{Namespace: ns, FSID: "dcef92d7-1f6a-4b9d-8ed0-0037
 
 func main() {
 	n := flag.Int("n", 500, "Deployments per operation")
-	modes := flag.String("modes", "none,webhooks,map", "admission setups to measure")
+	modes := flag.String("modes", "none,webhooks,mutating,map", "admission setups to measure: none, webhooks (as shipped), mutating (the webhook without the admission policy), map")
 	flag.Parse()
 	results := map[string]map[string][]time.Duration{}
 	order := strings.Split(*modes, ",")
@@ -81,8 +82,9 @@ func main() {
 func measure(mode string, n int) (map[string][]time.Duration, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o := testenv.APIServerOptions{ShippedWebhooks: mode == "webhooks"}
-	if mode == "webhooks" {
+	shipped := mode == "webhooks" || mode == "mutating"
+	o := testenv.APIServerOptions{ShippedWebhooks: shipped}
+	if shipped {
 		crd, err := testenv.MgrPolicyCRD()
 		if err != nil {
 			return nil, err
@@ -99,7 +101,7 @@ func measure(mode string, n int) (map[string][]time.Duration, error) {
 		return nil, err
 	}
 	switch mode {
-	case "webhooks":
+	case "webhooks", "mutating":
 		clusters, err := testenv.ServeWebhooks(ctx, api, mutate.DefaultPolicy())
 		if err != nil {
 			return nil, err
@@ -116,8 +118,17 @@ func measure(mode string, n int) (map[string][]time.Duration, error) {
 		if err := testenv.AcceptPolicies(ctx, api); err != nil {
 			return nil, err
 		}
-		if err := policyJudges(ctx, api); err != nil {
+		if err := policyJudges(ctx, api, true); err != nil {
 			return nil, err
+		}
+		if mode == "mutating" {
+			// The webhook's round trip alone: the admission policy's binding gone.
+			if err := cl.Delete(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "mgr-policy"}}); err != nil {
+				return nil, err
+			}
+			if err := policyJudges(ctx, api, false); err != nil {
+				return nil, err
+			}
 		}
 	case "map":
 		for _, doc := range strings.Split(mapYAML, "\n---\n") {
@@ -189,9 +200,9 @@ func measure(mode string, n int) (map[string][]time.Duration, error) {
 		}
 		out["delete"] = append(out["delete"], time.Since(t0))
 	}
-	if mode == "webhooks" {
-		// Still in the path at the end.
-		if err := policyJudges(ctx, api); err != nil {
+	if shipped {
+		// As it was at the start.
+		if err := policyJudges(ctx, api, mode == "webhooks"); err != nil {
 			return nil, err
 		}
 	}
@@ -240,17 +251,18 @@ func policyClient(api *testenv.APIServer) client.Client {
 }
 
 // policyJudges proves that the admission policy mgr-policy judges this API
-// server's mgr writes, and leaves MgrPolicy default at the built-in policy:
-// under a MgrPolicy stricter than the webhook's (the built-in, not watched
-// here) the webhook admits a Pacific mgr and the admission policy alone
-// refuses it; back at the built-in policy, it is admitted again.
-func policyJudges(ctx context.Context, api *testenv.APIServer) error {
+// server's mgr writes (or, judges false, that it does not), and leaves
+// MgrPolicy default at the built-in policy: under a MgrPolicy stricter than
+// the webhook's (the built-in, not watched here) the webhook admits a
+// Pacific mgr and the admission policy alone refuses it; back at the
+// built-in policy, it is admitted again.
+func policyJudges(ctx context.Context, api *testenv.APIServer, judges bool) error {
 	pc := policyClient(api)
 	probe := deployment("rook-ceph-mgr-probe", "probe")
 	for _, step := range []struct {
 		spec   mutate.PolicySpec
 		refuse bool
-	}{{mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "17.0.0"}}, true}, {mutate.PolicySpec{}, false}} {
+	}{{mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "17.0.0"}}, judges}, {mutate.PolicySpec{}, false}} {
 		if _, err := testenv.SetMgrPolicy(ctx, pc, step.spec); err != nil {
 			return err
 		}
