@@ -36,17 +36,26 @@ func MgrPolicyCRD() (string, error) {
 	return filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml"), nil
 }
 
+// PolicyScheme knows client-go's kinds and MgrPolicy.
+func PolicyScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	return scheme, nil
+}
+
 // AcceptPolicies runs the controller's policy Watcher for MgrPolicy
 // "default" in this process, as mgr-bootstrap's ServiceAccount (the RBAC of
 // manifests/base must be applied), until ctx ends: it accepts each valid
 // spec (condition Accepted), which the ValidatingAdmissionPolicy mgr-policy
 // then judges by.
 func AcceptPolicies(ctx context.Context, a *APIServer) error {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return err
-		}
+	scheme, err := PolicyScheme()
+	if err != nil {
+		return err
 	}
 	mgr, err := ctrl.NewManager(a.ConfigAs(ServiceAccountUser("mgr-webhook-system", "mgr-bootstrap")), ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",

@@ -29,9 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -116,11 +114,9 @@ func run(m *testing.M) (int, error) {
 	defer api.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return 1, err
-		}
+	scheme, err := testenv.PolicyScheme()
+	if err != nil {
+		return 1, err
 	}
 	if k8s, err = client.New(api.Config, client.Options{Scheme: scheme}); err != nil {
 		return 1, err

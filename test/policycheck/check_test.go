@@ -22,13 +22,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/internal/badspec"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -68,11 +65,9 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	defer api.Stop()
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return 1, err
-		}
+	scheme, err := testenv.PolicyScheme()
+	if err != nil {
+		return 1, err
 	}
 	if k8s, err = client.New(api.Config, client.Options{Scheme: scheme}); err != nil {
 		return 1, err
@@ -97,7 +92,7 @@ func run(m *testing.M) (int, error) {
 // completed is the shipped example as the webhook completes it.
 func completed(t *testing.T) *appsv1.Deployment {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "manifests", "examples", "minimal-mgr.yaml"))
+	data, err := testenv.MinimalMgr(root, ns, "a", [2]int32{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
