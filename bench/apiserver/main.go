@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
@@ -240,10 +239,11 @@ func admissionPluginSeconds(ctx context.Context, api *testenv.APIServer, plugin 
 
 // policyClient is a client that knows MgrPolicy.
 func policyClient(api *testenv.APIServer) client.Client {
-	if err := v1alpha1.AddToScheme(api.Scheme); err != nil {
+	scheme, err := testenv.PolicyScheme()
+	if err != nil {
 		panic(err)
 	}
-	cl, err := client.New(api.Config, client.Options{Scheme: api.Scheme})
+	cl, err := client.New(api.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		panic(err)
 	}
