@@ -24,7 +24,7 @@ report() {
     bin/loadgen -bin-dir bin -duration "${LOAD_DURATION:-5s}"
   fi
   if [[ $parts == *apiserver* ]]; then
-    echo; echo "## Through the real kube-apiserver (N=${APISERVER_N:-500}, sequential)"
+    echo; echo "## Through the real kube-apiserver (N=${APISERVER_N:-500} per setup, the setups' writes interleaved on one API server)"
     bin/apiserver -n "${APISERVER_N:-500}" 2>/dev/null
   fi
   if [[ $parts == *controller* ]]; then
