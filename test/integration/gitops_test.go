@@ -1,0 +1,171 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/webhook"
+)
+
+// gitopsInputs are the golden corpus's inputs the suite's webhook policy
+// completes (those with a policy file of their own are for another policy).
+func gitopsInputs(t *testing.T) []string {
+	t.Helper()
+	inputs, _ := filepath.Glob(filepath.Join(repoRoot, "mutate", "testdata", "*.yaml"))
+	inputs = append(inputs, exampleFile())
+	var out []string
+	for _, in := range inputs {
+		stem := strings.TrimSuffix(in, ".yaml")
+		if strings.HasSuffix(stem, ".golden") || strings.HasSuffix(stem, ".policy") {
+			continue
+		}
+		if _, err := os.Stat(stem + ".policy.yaml"); err == nil {
+			continue
+		}
+		out = append(out, in)
+	}
+	if len(out) < 5 {
+		t.Fatalf("only %d inputs", len(out))
+	}
+	return out
+}
+
+// runMgrctl runs mgrctl against this API server with the webhook's policy.
+func runMgrctl(t *testing.T, stdin []byte, args ...string) (string, string, int) {
+	t.Helper()
+	p := policy()
+	p.APIVersion, p.Kind = mutate.PolicyAPIVersion, mutate.PolicyKind
+	data, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := mgrctl.Run(context.Background(), append(args, "--kubeconfig", api.Kubeconfig, "--policy", file), bytes.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// dryRun is what the API server would store for a create of doc.
+func dryRun(t *testing.T, doc []byte) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := yaml.UnmarshalStrict(doc, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(context.Background(), d, client.DryRunAll); err != nil {
+		t.Fatalf("dry-run create: %v", err)
+	}
+	return d
+}
+
+// TestGitOps: for every golden input, mgrctl inject (reading the Ceph
+// cluster from the API server as the webhook does) writes what the webhook
+// makes of it; after kubectl apply, client-side or server-side, of the input
+// or of mgrctl's output, kubectl diff in the same mode is empty, and
+// mgrctl diff of the live mgr shows nothing to change.
+func TestGitOps(t *testing.T) {
+	for _, in := range gitopsInputs(t) {
+		t.Run(strings.TrimSuffix(filepath.Base(in), ".yaml"), func(t *testing.T) {
+			raw, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			injected, stderr, code := runMgrctl(t, raw, "inject", "-f", "-")
+			if code != 0 {
+				t.Fatalf("mgrctl inject: exit %d: %s", code, stderr)
+			}
+			if diff, stderr, code := runMgrctl(t, []byte(injected), "diff", "-f", "-"); code != 0 || diff != "" {
+				t.Errorf("mgrctl diff of its own output: exit %d, %q: %s", code, diff, stderr)
+			}
+			// The webhook completes the input, and finds nothing to change in
+			// mgrctl's output: the two store the same object.
+			patched := patchedCount(t)
+			viaWebhook := dryRun(t, raw)
+			if patchedCount(t) == patched {
+				t.Fatal("the webhook did not patch the input: the count below proves nothing")
+			}
+			patched = patchedCount(t)
+			viaMgrctl := dryRun(t, []byte(injected))
+			if n := patchedCount(t); n != patched {
+				t.Errorf("the webhook patched mgrctl's output (%v patches)", n-patched)
+			}
+			for _, d := range []*appsv1.Deployment{viaWebhook, viaMgrctl} {
+				d.UID, d.CreationTimestamp, d.ManagedFields = "", viaWebhook.CreationTimestamp, nil
+			}
+			if !equality.Semantic.DeepEqual(viaWebhook.ObjectMeta, viaMgrctl.ObjectMeta) || !equality.Semantic.DeepEqual(viaWebhook.Spec, viaMgrctl.Spec) {
+				w, _ := yaml.Marshal(viaWebhook)
+				m, _ := yaml.Marshal(viaMgrctl)
+				t.Fatalf("the webhook stores\n%s\nmgrctl's output stores\n%s", w, m)
+			}
+			d := dryRun(t, raw)
+			for _, source := range []struct {
+				name string
+				doc  []byte
+			}{{"input", raw}, {"mgrctl output", []byte(injected)}} {
+				for _, mode := range [][]string{nil, {"--server-side"}} {
+					deleteDeployment(t, d.Namespace, d.Name)
+					if out, err := kubectl(t, source.doc, append([]string{"apply", "-f", "-"}, mode...)...); err != nil {
+						t.Fatalf("kubectl apply %v of the %s: %v: %s", mode, source.name, err, out)
+					}
+					// kubectl diff: exit 0 with no output when nothing differs
+					// (on stderr, the webhook's warnings of values it replaces).
+					cmd := exec.Command(api.Kubectl, append([]string{"--kubeconfig", api.Kubeconfig, "diff", "-f", "-"}, mode...)...)
+					cmd.Stdin = bytes.NewReader(source.doc)
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					if out, err := cmd.Output(); err != nil || len(out) != 0 {
+						t.Errorf("kubectl diff %v after applying the %s: %v:\n%s%s", mode, source.name, err, out, &stderr)
+					}
+					if out, stderr, code := runMgrctl(t, nil, "diff", "deploy/"+d.Name, "-n", d.Namespace); code != 0 || out != "" {
+						t.Errorf("mgrctl diff deploy/%s after applying the %s %v: exit %d:\n%s%s", d.Name, source.name, mode, code, out, stderr)
+					}
+				}
+			}
+			deleteDeployment(t, d.Namespace, d.Name)
+		})
+	}
+}
+
+// patchedCount is how many admissions the in-process webhook has answered
+// with a patch so far.
+func patchedCount(t *testing.T) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "mgr_webhook_admissions_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["webhook"] == "mutate" && labels["outcome"] == webhook.OutcomePatched {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
