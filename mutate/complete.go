@@ -74,7 +74,8 @@ func CompleteInPlace(d *appsv1.Deployment, info ClusterInfo, p *Policy) (Result,
 	if errs := validateIdentity(d); len(errs) > 0 {
 		return Result{Deployment: d}, errs
 	}
-	c := completer{d: d, id: contract.MgrID(d), info: info, p: p}
+	_, stamped := StampOf(d)
+	c := completer{d: d, id: contract.MgrID(d), info: info, p: p, completedBefore: stamped}
 	if errs := c.complete(); len(errs) > 0 {
 		return Result{Deployment: d}, errs
 	}
@@ -88,6 +89,9 @@ type completer struct {
 	p        *Policy
 	changed  Section
 	warnings []string
+	// completedBefore: d carries a completion stamp, so the values derived
+	// from its image are ours, and follow a new image without a warning.
+	completedBefore bool
 }
 
 func (c *completer) mark(s Section, changed bool) {
@@ -186,7 +190,7 @@ func (c *completer) completeMgr(m *corev1.Container) {
 	}
 	changed = mergeArgs(&m.Args, append(c.cephArgs(KeyringMountPath+"keyring"), "--id="+c.id, "--foreground")) || changed
 	changed = mergeEnv(&m.Env, c.env(m.Image, false)) || changed
-	changed = syncEnvValue(m.Env, "CONTAINER_IMAGE", m.Image) || changed
+	changed = c.syncImageEnv(m, m.Image) || changed
 	changed = mergePorts(&m.Ports, []corev1.ContainerPort{
 		{Name: contract.PortNameMgr, ContainerPort: contract.PortMgr, Protocol: corev1.ProtocolTCP},
 		{Name: contract.PortNameMetrics, ContainerPort: contract.PortMetrics, Protocol: corev1.ProtocolTCP},
@@ -206,6 +210,17 @@ func (c *completer) completeMgr(m *corev1.Container) {
 		changed = true
 	}
 	c.mark(SectionContainers, changed)
+}
+
+// syncImageEnv keeps container ctr's literal CONTAINER_IMAGE at image, and
+// says so when that replaces a value the user wrote (a manifest that pins
+// it would differ from the live object from then on).
+func (c *completer) syncImageEnv(ctr *corev1.Container, image string) bool {
+	old, replaced := syncEnvValue(ctr.Env, "CONTAINER_IMAGE", image)
+	if replaced && !c.completedBefore {
+		c.warn("env CONTAINER_IMAGE of container %s: %q replaced by %q: it follows the image the container runs", ctr.Name, old, image)
+	}
+	return replaced
 }
 
 // cephArgs are the connection flags the seed passes to every Ceph binary.
@@ -240,6 +255,10 @@ func (c *completer) completeServerAddrInit(module, mgrImage string) {
 		changed = true
 	}
 	if ic.Image != mgrImage {
+		if ic.Image != "" && !c.completedBefore {
+			// A GitOps source that pins it would differ from the live object.
+			c.warn("spec.template.spec.initContainers[%s].image: %q replaced by %q: it must run the mgr's release", name, ic.Image, mgrImage)
+		}
 		ic.Image = mgrImage
 		changed = true
 	}
@@ -261,7 +280,7 @@ func (c *completer) completeServerAddrInit(module, mgrImage string) {
 	}
 	changed = mergeArgs(&ic.Args, args) || changed
 	changed = mergeEnv(&ic.Env, c.env(mgrImage, true)) || changed
-	changed = syncEnvValue(ic.Env, "CONTAINER_IMAGE", mgrImage) || changed
+	changed = c.syncImageEnv(ic, mgrImage) || changed
 	changed = mergeMounts(&ic.VolumeMounts, c.mounts(true)) || changed
 	c.mark(SectionInitContainers, changed)
 }

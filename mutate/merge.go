@@ -113,15 +113,17 @@ func mergeEnv(have *[]corev1.EnvVar, want []corev1.EnvVar) bool {
 }
 
 // syncEnvValue keeps a derived literal variable (CONTAINER_IMAGE) equal to its
-// source; a variable the user points elsewhere (valueFrom) is left alone.
-func syncEnvValue(env []corev1.EnvVar, name, value string) bool {
+// source; a variable the user points elsewhere (valueFrom) is left alone. It
+// returns the value it replaced, and whether it replaced one.
+func syncEnvValue(env []corev1.EnvVar, name, value string) (string, bool) {
 	for i := range env {
 		if env[i].Name == name && env[i].ValueFrom == nil && env[i].Value != value {
+			old := env[i].Value
 			env[i].Value = value
-			return true
+			return old, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // mergeMissing appends each wanted entry that no existing entry matches.

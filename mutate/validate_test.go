@@ -215,23 +215,56 @@ func TestOneErrorPerMistake(t *testing.T) {
 // kubectl --warnings-as-errors passes; a value of the user's that Complete
 // replaces is a warning.
 func TestWarningsOnlyOnSurprises(t *testing.T) {
+	userImageEnv := func(d *appsv1.Deployment) {
+		d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "CONTAINER_IMAGE", Value: "quay.io/ceph/ceph:v17.2.0"}}
+	}
+	userInitImage := func(d *appsv1.Deployment) {
+		d.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "init-set-dashboard-server-addr", Image: "quay.io/ceph/ceph:v17.2.0"}}
+	}
+	// A mgr completed before, then given a new image (as kubectl apply of
+	// a minimal manifest would): the values derived from the old one
+	// follow without a word.
+	upgraded := func(d *appsv1.Deployment) {
+		res, errs := Complete(d, testClusters["rook-ceph"], DefaultPolicy())
+		if len(errs) > 0 {
+			t.Fatal(errs.ToAggregate())
+		}
+		StampInPlace(res.Deployment, Stamp{Version: "v1", Policy: DefaultPolicy().Hash()})
+		*d = *res.Deployment
+		d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v19.2.0"
+	}
 	cases := map[string]struct {
 		file string
-		want int
+		edit func(*appsv1.Deployment)
+		want []string // a substring of each warning
 	}{
-		"minimal":                      {"../manifests/examples/minimal-mgr.yaml", 0},
-		"API-defaulted strategy":       {"testdata/api-defaulted.yaml", 0},
-		"no container (default image)": {"testdata/no-container.yaml", 0},
-		"a strategy of the user's":     {"testdata/user-strategy.yaml", 1},
+		"minimal":                      {file: "../manifests/examples/minimal-mgr.yaml"},
+		"API-defaulted strategy":       {file: "testdata/api-defaulted.yaml"},
+		"no container (default image)": {file: "testdata/no-container.yaml"},
+		"a strategy of the user's":     {file: "testdata/user-strategy.yaml", want: []string{"spec.strategy: RollingUpdate"}},
+		"a CONTAINER_IMAGE of the user's": {file: "../manifests/examples/minimal-mgr.yaml", edit: userImageEnv,
+			want: []string{`env CONTAINER_IMAGE of container mgr: "quay.io/ceph/ceph:v17.2.0" replaced by`}},
+		"an init container image of the user's": {file: "../manifests/examples/minimal-mgr.yaml", edit: userInitImage,
+			want: []string{`spec.template.spec.initContainers[init-set-dashboard-server-addr].image: "quay.io/ceph/ceph:v17.2.0" replaced by`}},
+		"a completed mgr's new image": {file: "../manifests/examples/minimal-mgr.yaml", edit: upgraded},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			res, errs := Complete(loadDeployment(t, tc.file), testClusters["rook-ceph"], DefaultPolicy())
+			d := loadDeployment(t, tc.file)
+			if tc.edit != nil {
+				tc.edit(d)
+			}
+			res, errs := Complete(d, testClusters["rook-ceph"], DefaultPolicy())
 			if len(errs) > 0 {
 				t.Fatal(errs.ToAggregate())
 			}
-			if len(res.Warnings) != tc.want {
-				t.Errorf("warnings %q, want %d", res.Warnings, tc.want)
+			if len(res.Warnings) != len(tc.want) {
+				t.Fatalf("warnings %q, want %d", res.Warnings, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(res.Warnings[i], w) {
+					t.Errorf("warning %q, want one with %q", res.Warnings[i], w)
+				}
 			}
 		})
 	}
