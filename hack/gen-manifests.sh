@@ -25,8 +25,10 @@ gen object:headerFile=hack/boilerplate.go.txt paths=./api/... paths=./mutate/...
 # output above has been compared first, so a drift is reported where it is.
 kubectl=${KUBECTL:-$(./hack/build-binaries.sh | tail -n1)/kubectl}
 chart=charts/mgr-webhook/templates/generated.yaml
+readme=charts/mgr-webhook/README.md
 [ "$mode" = verify ] && chart_out=$out/generated.yaml || chart_out=$chart
-go run ./hack/gen-chart -kubectl "$kubectl" -out "$chart_out"
+[ "$mode" = verify ] && readme_out=$out/README.md || readme_out=$readme
+go run ./hack/gen-chart -kubectl "$kubectl" -out "$chart_out" -readme "$readme_out"
 if [ "$mode" = verify ]; then
   status=0
   for f in base/webhook/generated/role.yaml base/webhook/generated/manifests.yaml base/bootstrap/generated/role.yaml base/metrics-auth/generated/role.yaml overlays/self-signed/generated/role.yaml base/policy/generated/role.yaml base/policy/generated/mgr.ceph.rook.io_mgrpolicies.yaml; do
@@ -41,6 +43,10 @@ if [ "$mode" = verify ]; then
   fi
   if ! diff -u "$chart" "$chart_out"; then
     echo "$chart is out of date with manifests/: run make manifests" >&2
+    status=1
+  fi
+  if ! diff -u "$readme" "$readme_out"; then
+    echo "$readme is out of date with the chart's values.yaml: run make manifests" >&2
     status=1
   fi
   exit $status

@@ -51,7 +51,7 @@ spawn() {
 }
 
 # image <repository:tag> <rootfs> <entrypoint...>: an OCI image of rootfs,
-# imported under that name.
+# imported under that name; $IMAGE_USER (uid:gid), when set, its user.
 image() {
   local ref=$1 rootfs=$2; shift 2
   local repo=${ref%:*} tag=${ref##*:}
@@ -62,6 +62,7 @@ image() {
   umoci insert --image "$layout:$tag" "$rootfs" /
   local args=()
   for e in "$@"; do args+=(--config.entrypoint "$e"); done
+  if [[ -n ${IMAGE_USER:-} ]]; then args+=(--config.user "$IMAGE_USER"); fi
   umoci config --image "$layout:$tag" "${args[@]}" --config.workingdir /
   tar -C "$layout" -cf "$layout.tar" .
   # The layout names the image by its tag; --base-name gives the repository.
@@ -212,7 +213,8 @@ load() {
   # distroless static), run as nonroot.
   printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > "$bins/webhook-root/etc/passwd"
   chmod 1777 "$bins/webhook-root/tmp"
-  image "ghcr.io/rook-mgr/mgr-webhook:$tag" "$bins/webhook-root" /mgr-webhook
+  # run as nonroot: the manifests pin no uid, as the Dockerfile's USER.
+  IMAGE_USER=65532:65532 image "ghcr.io/rook-mgr/mgr-webhook:$tag" "$bins/webhook-root" /mgr-webhook
   # The controller's image is the Ceph image (its ceph CLI) with the binary
   # as one more layer: the Ceph image as containerd holds it, one layer added.
   layout=$NODE_DIR/images/bootstrap

@@ -11,7 +11,9 @@
 // replaced by the template expression named in the table below; every
 // mention of the install namespace becomes the release's namespace.
 //
-//	go run ./hack/gen-chart -kubectl <kubectl> -out charts/mgr-webhook/templates/generated.yaml
+// It also writes the chart's README, a table of values.yaml.
+//
+//	go run ./hack/gen-chart -kubectl <kubectl> -out charts/mgr-webhook/templates/generated.yaml -readme charts/mgr-webhook/README.md
 package main
 
 import (
@@ -55,6 +57,7 @@ type value struct {
 	expr       string   // the template expression
 	block      bool     // a map or list: rendered with toYaml under its key
 	optional   bool     // left out when the value is empty
+	optBlock   bool     // a map or list left out when empty
 	ipBlocks   bool     // a list of CIDRs: rendered as NetworkPolicy peers, left out when empty
 }
 
@@ -69,10 +72,48 @@ var values = []value{
 	{kind: "Deployment", name: "mgr-bootstrap", path: []string{"spec", "template", "spec", "containers", "0", "image"}, expr: `include "mgr-webhook.image" (list . .Values.image.bootstrap) | quote`},
 	{kind: "Deployment", name: "mgr-bootstrap", path: []string{"spec", "template", "spec", "containers", "0", "imagePullPolicy"}, expr: ".Values.image.pullPolicy"},
 	{kind: "Deployment", name: "mgr-bootstrap", path: []string{"spec", "template", "spec", "containers", "0", "resources"}, expr: "toYaml .Values.bootstrap.resources", block: true},
+	{kind: "MutatingWebhookConfiguration", name: "mgr-webhook", path: []string{"webhooks", "0", "failurePolicy"}, expr: ".Values.webhook.failurePolicy"},
+	{kind: "MutatingWebhookConfiguration", name: "mgr-webhook", path: []string{"webhooks", "0", "timeoutSeconds"}, expr: ".Values.webhook.timeoutSeconds"},
+	{kind: "ValidatingWebhookConfiguration", name: "mgr-webhook", path: []string{"webhooks", "0", "failurePolicy"}, expr: ".Values.webhook.failurePolicy"},
+	{kind: "ValidatingWebhookConfiguration", name: "mgr-webhook", path: []string{"webhooks", "0", "timeoutSeconds"}, expr: ".Values.webhook.timeoutSeconds"},
+	{kind: "ResourceQuota", name: "mgr-webhook-critical-pods", path: []string{"spec", "hard", "pods"}, expr: "max 10 (mul 2 (add .Values.webhook.replicas .Values.bootstrap.replicas)) | quote"},
 	{kind: "ConfigMap", name: "mgr-webhook-policy", path: []string{"data", "policy.yaml"}, expr: ""}, // written as a block scalar, below
 	{kind: "ClusterRoleBinding", name: "mgr-webhook-metrics-reader", path: []string{"subjects", "0", "name"}, expr: ".Values.serviceMonitor.prometheusServiceAccount.name"},
 	{kind: "ClusterRoleBinding", name: "mgr-webhook-metrics-reader", path: []string{"subjects", "0", "namespace"}, expr: ".Values.serviceMonitor.prometheusServiceAccount.namespace"},
 	{kind: "NetworkPolicy", name: "mgr-webhook", path: []string{"spec", "ingress", "0", "from"}, expr: ".Values.networkPolicy.controlPlaneCIDRs", ipBlocks: true},
+}
+
+// podValues are the values of both Deployments' pods, under each one's
+// component key (webhook, bootstrap), as cert-manager's and Kyverno's charts
+// name them.
+var podValues = []struct {
+	path            []string
+	key             string
+	block, optional bool
+	component       bool // false: a value of the whole chart
+}{
+	{path: []string{"spec", "template", "spec", "imagePullSecrets"}, key: "imagePullSecrets", optional: true},
+	{path: []string{"spec", "template", "spec", "nodeSelector"}, key: "nodeSelector", optional: true, component: true},
+	{path: []string{"spec", "template", "spec", "tolerations"}, key: "tolerations", optional: true, component: true},
+	{path: []string{"spec", "template", "spec", "affinity"}, key: "affinity", optional: true, component: true},
+	{path: []string{"spec", "template", "spec", "topologySpreadConstraints"}, key: "topologySpreadConstraints", optional: true, component: true},
+	{path: []string{"spec", "template", "spec", "securityContext"}, key: "podSecurityContext", block: true, component: true},
+	{path: []string{"spec", "template", "spec", "containers", "0", "securityContext"}, key: "securityContext", block: true, component: true},
+}
+
+func init() {
+	for _, c := range []string{"webhook", "bootstrap"} {
+		for _, v := range podValues {
+			expr := ".Values." + v.key
+			if v.component {
+				expr = ".Values." + c + "." + v.key
+			}
+			if v.block {
+				expr = "toYaml " + expr
+			}
+			values = append(values, value{kind: "Deployment", name: "mgr-" + c, path: v.path, expr: expr, block: v.block, optBlock: v.optional})
+		}
+	}
 }
 
 // monitoringKinds carry serviceMonitor.labels, which a Prometheus selects them by.
@@ -86,18 +127,27 @@ var namespacedBindings = []string{"mgr-webhook", "mgr-bootstrap"}
 
 const (
 	namespacesMark = "__CHART_NAMESPACES__"
-	labelsMark     = "__CHART_LABELS__"
-	podLabelsMark  = "__CHART_POD_LABELS__"
-	policyMark     = "__CHART_POLICY__"
-	policyCheck    = "__CHART_POLICY_CHECKSUM__"
+	// The component's podAnnotations, extraArgs and extraEnv.
+	podAnnotationsMark = "__CHART_POD_ANNOTATIONS__"
+	extraArgsMark      = "__CHART_EXTRA_ARGS__"
+	extraEnvMark       = "__CHART_EXTRA_ENV__"
+	labelsMark         = "__CHART_LABELS__"
+	podLabelsMark      = "__CHART_POD_LABELS__"
+	policyMark         = "__CHART_POLICY__"
+	policyCheck        = "__CHART_POLICY_CHECKSUM__"
 )
 
 func main() {
 	kubectl := flag.String("kubectl", "kubectl", "the kubectl whose kustomize builds the overlays")
 	out := flag.String("out", "charts/mgr-webhook/templates/generated.yaml", "the file to write")
+	readme := flag.String("readme", "charts/mgr-webhook/README.md", "the chart README to write from its values.yaml")
 	flag.Parse()
 	if err := run(*kubectl, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "gen-chart:", err)
+		os.Exit(1)
+	}
+	if err := writeReadme("charts/mgr-webhook/values.yaml", *readme); err != nil {
+		fmt.Fprintln(os.Stderr, "gen-chart: README:", err)
 		os.Exit(1)
 	}
 }
@@ -243,7 +293,7 @@ func templated(o *unstructured.Unstructured) (string, error) {
 			return "", err
 		}
 		if o.GetName() == "mgr-webhook" || o.GetName() == "mgr-bootstrap" {
-			if err := unstructured.SetNestedStringMap(o.Object, map[string]string{"checksum/policy": policyCheck}, "spec", "template", "metadata", "annotations"); err != nil {
+			if err := unstructured.SetNestedStringMap(o.Object, map[string]string{"checksum/policy": policyCheck, podAnnotationsMark: ""}, "spec", "template", "metadata", "annotations"); err != nil {
 				return "", err
 			}
 		}
@@ -251,8 +301,12 @@ func templated(o *unstructured.Unstructured) (string, error) {
 	if o.GetKind() == "Deployment" && (o.GetName() == "mgr-webhook" || o.GetName() == "mgr-bootstrap") {
 		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
 		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-		args = append(args, namespacesMark)
+		args = append(args, namespacesMark, extraArgsMark)
 		if err := unstructured.SetNestedStringSlice(containers[0].(map[string]any), args, "args"); err != nil {
+			return "", err
+		}
+		env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+		if err := unstructured.SetNestedSlice(containers[0].(map[string]any), append(env, extraEnvMark), "env"); err != nil {
 			return "", err
 		}
 		if err := unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers"); err != nil {
@@ -326,6 +380,18 @@ func templateObject(o *unstructured.Unstructured) (string, error) {
 			continue
 		case strings.HasPrefix(trimmed, podLabelsMark+":"):
 			fmt.Fprintf(&b, "%s{{- with .Values.extraLabels }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, indent)
+			if c := component(o); c != "" {
+				fmt.Fprintf(&b, "%s{{- with .Values.%s.podLabels }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, c, indent)
+			}
+			continue
+		case strings.HasPrefix(trimmed, podAnnotationsMark+":"):
+			fmt.Fprintf(&b, "%s{{- with .Values.%s.podAnnotations }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, component(o), indent)
+			continue
+		case trimmed == "- "+extraArgsMark:
+			fmt.Fprintf(&b, "%s{{- with .Values.%s.extraArgs }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, component(o), indent)
+			continue
+		case trimmed == "- "+extraEnvMark:
+			fmt.Fprintf(&b, "%s{{- with .Values.%s.extraEnv }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, component(o), indent)
 			continue
 		case strings.HasSuffix(trimmed, ": "+policyMark):
 			key, _, _ := strings.Cut(trimmed, ":")
@@ -356,6 +422,9 @@ func templateObject(o *unstructured.Unstructured) (string, error) {
 				in := pad + "  "
 				line = fmt.Sprintf("%s- {{- with %s }} %s:\n%s{{- range . }}\n%s- ipBlock: {cidr: {{ . | quote }}}\n%s{{- end }}\n%s{{- end }}\n",
 					pad, v.expr, key, in, in, in, in)
+			} else if v.optBlock {
+				key, _, _ := strings.Cut(trimmed, ":")
+				line = fmt.Sprintf("%s{{- with %s }}\n%s%s:\n%s{{- toYaml . | nindent %d }}\n%s{{- end }}\n", pad, v.expr, pad, key, pad, indent+2, pad)
 			} else if v.optional {
 				key, _, _ := strings.Cut(trimmed, ":")
 				line = fmt.Sprintf("%s{{- with %s }}\n%s%s: {{ . | quote }}\n%s{{- end }}\n", pad, v.expr, pad, key, pad)
@@ -369,6 +438,14 @@ func templateObject(o *unstructured.Unstructured) (string, error) {
 		b.WriteString(strings.ReplaceAll(line, installNamespace, `{{ include "mgr-webhook.namespace" $ }}`))
 	}
 	return b.String(), nil
+}
+
+// component is the values key of a component's Deployment ("" for others).
+func component(o *unstructured.Unstructured) string {
+	if o.GetKind() == "Deployment" && (o.GetName() == "mgr-webhook" || o.GetName() == "mgr-bootstrap") {
+		return strings.TrimPrefix(o.GetName(), "mgr-")
+	}
+	return ""
 }
 
 // namespacedBinding is a ClusterRoleBinding of namespacedBindings as the

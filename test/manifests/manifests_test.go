@@ -247,7 +247,8 @@ func TestWebhookDeploymentIsHighlyAvailableAndLocked(t *testing.T) {
 	sc, psc := c.SecurityContext, d.Spec.Template.Spec.SecurityContext
 	checks := map[string]bool{
 		"2 replicas":                *d.Spec.Replicas >= 2,
-		"PDB minAvailable 1":        pdb.Spec.MinAvailable.IntValue() == 1,
+		"PDB maxUnavailable 1":      pdb.Spec.MaxUnavailable != nil && pdb.Spec.MaxUnavailable.IntValue() == 1 && pdb.Spec.MinAvailable == nil,
+		"no pinned uid (OpenShift)": psc != nil && psc.RunAsUser == nil && psc.RunAsGroup == nil,
 		"pod anti-affinity":         d.Spec.Template.Spec.Affinity != nil && d.Spec.Template.Spec.Affinity.PodAntiAffinity != nil,
 		"readiness probe":           c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet.Path == "/readyz",
 		"liveness probe":            c.LivenessProbe != nil && c.LivenessProbe.HTTPGet.Path == "/healthz",

@@ -14,9 +14,19 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
 {{- end }}
 {{- end }}
 
-{{/* An image reference: (list $ .Values.image.<component>). */}}
+{{/* An image reference: (list $ .Values.image.<component>): image.registry
+replaces the repository's registry; a digest wins over the tag. */}}
 {{- define "mgr-webhook.image" -}}
 {{- $root := index . 0 -}}
 {{- $img := index . 1 -}}
-{{- printf "%s:%s" $img.repository (default $root.Chart.AppVersion $img.tag) -}}
+{{- $repo := $img.repository -}}
+{{- with $root.Values.image.registry -}}
+{{- $parts := splitn "/" 2 $repo -}}
+{{- $repo = printf "%s/%s" . (ternary $parts._1 $repo (and (or (contains "." $parts._0) (contains ":" $parts._0) (eq $parts._0 "localhost")) (ne $parts._1 ""))) -}}
+{{- end -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $repo $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repo (default $root.Chart.AppVersion $img.tag) -}}
+{{- end -}}
 {{- end }}
