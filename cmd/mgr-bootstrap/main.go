@@ -10,13 +10,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -46,6 +49,8 @@ type options struct {
 	leaseDuration, renewDeadline time.Duration
 	retryPeriod                  time.Duration
 	maxConcurrent                int
+	release                      bool
+	releaseDeployment            string
 	// set are the flags given on the command line.
 	set map[string]bool
 }
@@ -85,6 +90,8 @@ func main() {
 	flag.StringVar(&o.adopt, "adopt-existing-keys", "", `namespaces (comma-separated, "*" for all) where a mgr.<id> key that existed before the controller made one is adopted (re-capped, removed with the Deployment); the policy's adoptExistingKeys when unset`)
 	flag.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to reconcile, comma-separated (a namespaced install: the controller watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
 	flag.StringVar(&o.Namespace, "namespace", "", "the controller's own namespace, where Secret "+bootstrap.StatusKeySecretName+" seals its status (default: the pod's namespace in-cluster, else --leader-election-namespace, else "+o.Namespace+")")
+	flag.BoolVar(&o.release, "release-mgrs", false, "before an uninstall (the chart's pre-delete hook runs this): scale this controller's Deployment --release-deployment to 0, wait for its pods to be gone, remove its finalizer from every mgr Deployment of --namespaces, and exit; keys, keyrings and Services stay")
+	flag.StringVar(&o.releaseDeployment, "release-deployment", "mgr-bootstrap", "with --release-mgrs: the controller's Deployment, in --namespace")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	printVersion := flag.Bool("version", false, "print the version and exit")
@@ -100,6 +107,13 @@ func main() {
 	ctrl.Log.Info("mgr-bootstrap", "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
 	metrics.Registry.MustRegister(version.Collector("mgr-bootstrap"))
 	flag.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if o.release {
+		if err := release(o); err != nil {
+			fmt.Fprintln(os.Stderr, "mgr-bootstrap --release-mgrs:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "mgr-bootstrap:", err)
 		os.Exit(1)
@@ -181,6 +195,29 @@ func run(o options) error {
 	modules, choices, _ := o.InForce()
 	ctrl.Log.Info("starting mgr-bootstrap", "policy", o.Policy.InForce().Source, "modules", modules, "moduleChoices", choices, "leaderElect", o.leaderElect, "namespaces", contract.SplitList(o.namespaces))
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// release runs bootstrap.Release as the flags say.
+func release(o options) error {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	r := bootstrap.Release{Client: cl, Namespace: ownNamespace(o.Namespace, o.leaderElectionNamespace), Deployment: o.releaseDeployment,
+		Namespaces: contract.SplitList(o.namespaces), Wait: 2 * time.Minute}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	rep, err := r.Run(ctx)
+	ctrl.Log.Info("released the mgr Deployments: their cephx keys stay in Ceph", "released", rep.Released, "controllerPodsLeft", rep.PodsLeft)
+	return err
 }
 
 // flagList is a list flag's value when the flag was given (empty, not nil,

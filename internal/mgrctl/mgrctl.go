@@ -25,12 +25,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/inject"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/version"
@@ -45,6 +47,9 @@ const usage = `mgrctl: what the mgr webhook would make of a mgr Deployment.
                              one would be refused
   mgrctl diff -f FILE        what the webhook would change in FILE; exit 1 when it would
   mgrctl diff deploy/NAME    what the webhook would change in a live mgr on its next write
+  mgrctl release             before removing the install with kubectl: stop the controller
+                             (--install-namespace) and remove its finalizer from every mgr,
+                             so that mgrs and their namespaces can be deleted without it
   mgrctl version
 
 The Ceph cluster of a namespace (its fsid) and the policy come from the cluster
@@ -67,7 +72,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "inject", "validate", "diff":
+	case "inject", "validate", "diff", "release":
 	default:
 		fmt.Fprintf(stderr, "mgrctl: unknown command %q\n\n%s", cmd, usage)
 		return 2
@@ -91,6 +96,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var status int
 	var err error
 	switch {
+	case cmd == "release" && len(positional) == 0:
+		err = s.release(ctx)
 	case cmd == "diff" && o.file == "" && len(positional) == 1:
 		status, err = s.diffLive(ctx, positional[0])
 	case len(positional) > 0:
@@ -109,6 +116,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 type options struct {
 	file, namespace, fsid, policyFile, policyName, kubeconfig string
+	installNamespace                                          string
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -122,6 +130,35 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.policyFile, "policy", "", "a policy file (kind Policy, or a MgrPolicy object) instead of the cluster's MgrPolicy")
 	fs.StringVar(&o.policyName, "policy-name", "default", "the cluster's MgrPolicy the webhook enforces")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the kubeconfig (default $KUBECONFIG, ~/.kube/config)")
+	fs.StringVar(&o.installNamespace, "install-namespace", "mgr-webhook-system", "release: the namespace of the install (its Deployment mgr-bootstrap)")
+}
+
+// release stops the controller and releases every mgr (bootstrap.Release),
+// with the caller's credentials.
+func (s *session) release(ctx context.Context) error {
+	cfg, err := s.config()
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	rep, err := bootstrap.Release{Client: cl, Namespace: s.installNamespace, Deployment: "mgr-bootstrap", Wait: 2 * time.Minute}.Run(ctx)
+	if rep.PodsLeft > 0 {
+		fmt.Fprintf(s.stderr, "warning: %d pods of deploy/mgr-bootstrap in %s were still there after 2m\n", rep.PodsLeft, s.installNamespace)
+	}
+	for _, m := range rep.Released {
+		fmt.Fprintf(s.stdout, "released deployment %s (its cephx key stays in Ceph)\n", m)
+	}
+	if err == nil {
+		fmt.Fprintf(s.stdout, "%d mgr Deployments released; deploy/mgr-bootstrap in %s is scaled to 0: remove the install now\n", len(rep.Released), s.installNamespace)
+	}
+	return err
 }
 
 type session struct {

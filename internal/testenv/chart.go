@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	kubefake "helm.sh/helm/v3/pkg/kube/fake"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
@@ -25,17 +26,26 @@ import (
 // mgr-webhook with vals, for the Kubernetes version of the binaries under
 // test (KUBEBUILDER_ASSETS), so that the chart's kubeVersion is judged.
 func RenderChart(ns string, vals map[string]any) (string, error) {
-	root, err := RepoRoot()
+	rel, err := renderRelease(ns, vals)
 	if err != nil {
 		return "", err
+	}
+	return rel.Manifest, nil
+}
+
+// renderRelease is the chart installed in memory (a client-only dry run).
+func renderRelease(ns string, vals map[string]any) (*release.Release, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
 	}
 	kube, err := KubernetesVersion()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	ch, err := loader.Load(filepath.Join(root, "charts", "mgr-webhook"))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	cfg := &action.Configuration{
 		Releases:     storage.Init(driver.NewMemory()),
@@ -46,11 +56,7 @@ func RenderChart(ns string, vals map[string]any) (string, error) {
 	inst := action.NewInstall(cfg)
 	inst.DryRun, inst.ClientOnly, inst.Replace = true, true, true
 	inst.ReleaseName, inst.Namespace, inst.KubeVersion = "mgr-webhook", ns, kube
-	rel, err := inst.Run(ch, vals)
-	if err != nil {
-		return "", err
-	}
-	return rel.Manifest, nil
+	return inst.Run(ch, vals)
 }
 
 // ChartInCheckout renders the chart (RenderChart, values as a YAML document)
@@ -96,4 +102,18 @@ func kubernetesVersion() (*chartutil.KubeVersion, error) {
 		return nil, fmt.Errorf("kube-apiserver --version said %q (rebuild it with hack/build-binaries.sh, which stamps the version): %w", out, err)
 	}
 	return v, nil
+}
+
+// RenderChartHooks renders the chart's hooks (what RenderChart leaves out),
+// as `helm template` writes them.
+func RenderChartHooks(ns string, vals map[string]any) (string, error) {
+	rel, err := renderRelease(ns, vals)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, h := range rel.Hooks {
+		b.WriteString("---\n" + h.Manifest + "\n")
+	}
+	return b.String(), nil
 }

@@ -1,0 +1,108 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// Release is the step before an uninstall: with the controller gone, its
+// finalizer would hold every mgr Deployment, and so its namespace, for
+// ever. It stops the controller (its Deployment scaled to zero, and waited
+// on until no pod of it is left), then removes the finalizer from every mgr
+// Deployment. Nothing else changes: cephx keys stay in Ceph, keyrings and
+// Services in the cluster, and the mgrs keep running.
+type Release struct {
+	// Client runs as the controller's ServiceAccount (it may patch mgr
+	// Deployments' finalizers, and, through the uninstall's Role, scale its
+	// own Deployment).
+	Client client.Client
+	// Namespace and Deployment name the controller's Deployment.
+	Namespace, Deployment string
+	// Namespaces are those of the mgrs (a namespaced install's); all when empty.
+	Namespaces []string
+	// Wait bounds the wait for the controller's pods to be gone; a pod still
+	// there after it (a node that is down) does not stop the release.
+	Wait time.Duration
+}
+
+// ReleaseReport is what Run did.
+type ReleaseReport struct {
+	// Released are the mgr Deployments (namespace/name) whose finalizer was removed.
+	Released []string
+	// PodsLeft are the controller's pods still there when Wait ran out.
+	PodsLeft int
+}
+
+// Run stops the controller and releases the mgrs.
+func (r Release) Run(ctx context.Context) (ReleaseReport, error) {
+	var rep ReleaseReport
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Deployment}}
+	d := &appsv1.Deployment{ObjectMeta: scale.ObjectMeta}
+	zero := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`))
+	if err := r.Client.SubResource("scale").Patch(ctx, d, zero, &client.SubResourcePatchOptions{SubResourceBody: scale}); client.IgnoreNotFound(err) != nil {
+		return rep, fmt.Errorf("scaling Deployment %s/%s to 0: %w", r.Namespace, r.Deployment, err)
+	}
+	// The pods of the controller's Deployment: those its selector matches.
+	var sel client.MatchingLabels
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(d), d); err == nil && d.Spec.Selector != nil {
+		sel = d.Spec.Selector.MatchLabels
+	}
+	if len(sel) > 0 {
+		_ = wait.PollUntilContextTimeout(ctx, time.Second, r.Wait, true, func(ctx context.Context) (bool, error) {
+			var pods corev1.PodList
+			if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), sel); err != nil {
+				return false, nil // retried until Wait
+			}
+			rep.PodsLeft = len(pods.Items)
+			return rep.PodsLeft == 0, nil
+		})
+	}
+	namespaces := r.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	for _, ns := range namespaces {
+		var mgrs appsv1.DeploymentList
+		if err := r.Client.List(ctx, &mgrs, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+			return rep, fmt.Errorf("listing mgr Deployments: %w", err)
+		}
+		for i := range mgrs.Items {
+			m := &mgrs.Items[i]
+			if !controllerutil.ContainsFinalizer(m, contract.FinalizerCephxKey) {
+				continue
+			}
+			// The lock keeps another finalizer written meanwhile.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := r.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+					return err
+				}
+				patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
+				if !controllerutil.RemoveFinalizer(m, contract.FinalizerCephxKey) {
+					return nil
+				}
+				return r.Client.Patch(ctx, m, patch)
+			})
+			if client.IgnoreNotFound(err) != nil {
+				return rep, fmt.Errorf("releasing %s/%s: %w", m.Namespace, m.Name, err)
+			}
+			rep.Released = append(rep.Released, m.Namespace+"/"+m.Name)
+		}
+	}
+	return rep, nil
+}
