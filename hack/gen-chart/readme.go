@@ -29,6 +29,11 @@ helm install mgr-webhook oci://ghcr.io/rook-mgr/charts/mgr-webhook --version <ve
   --namespace mgr-webhook-system --create-namespace
 ` + "```" + `
 
+` + "`helm uninstall`" + ` first runs the pre-delete hook Job ` + "`mgr-bootstrap-release`" + `: it
+stops the controller and removes its finalizer from every mgr Deployment, so
+that mgrs and their namespaces can be deleted without it (cephx keys stay in
+Ceph).
+
 ## Values
 
 Maps merge with what you set, as Helm merges values: set a key to ` + "`null`" + ` to

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,16 @@ import (
 // nothing else of the mgrs changes.
 func TestUninstallReleasesMgrs(t *testing.T) {
 	const installNS = "mgr-webhook-system"
+	// The README's uninstall commands are the two paths run below.
+	block, err := testenv.READMEBlock("uninstall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"helm uninstall mgr-webhook --namespace mgr-webhook-system", "mgrctl release"} {
+		if !strings.Contains(block, line+"\n") {
+			t.Errorf("the README's uninstall block lacks %q:\n%s", line, block)
+		}
+	}
 	api, err := testenv.StartForInstalls(installNS)
 	if err != nil {
 		t.Fatal(err)
@@ -160,10 +171,12 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 			}
 			kubectl("", "delete", "--ignore-not-found", "--wait=false", "-f", file)
 			kubectl("", "delete", "--ignore-not-found", "-n", installNS, "role,rolebinding", "mgr-bootstrap-release")
-			// The other finalizer is someone else's; it goes when they are done.
+			// The other finalizer is someone else's, who is done now: it
+			// alone goes (the patch fails should the controller's be left).
+			done := []byte(`[{"op":"test","path":"/metadata/finalizers","value":["example.com/other"]},{"op":"remove","path":"/metadata/finalizers/0"}]`)
 			for _, d := range mgrs {
-				if err := api.Client.Patch(ctx, d, client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`))); client.IgnoreNotFound(err) != nil {
-					t.Fatal(err)
+				if err := api.Client.Patch(ctx, d, client.RawPatch(types.JSONPatchType, done)); err != nil {
+					t.Fatalf("removing the other finalizer of %s: %v", d.Name, err)
 				}
 			}
 			if err := api.Client.Delete(ctx, mgrs[0]); client.IgnoreNotFound(err) != nil {
