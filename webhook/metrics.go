@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // Outcomes of an admission, the values of the "outcome" label.
@@ -63,6 +65,11 @@ func init() {
 		denials.WithLabelValues(w, DenialOwnerUnverified)
 		denials.WithLabelValues(w, DenialTooLarge)
 		denials.WithLabelValues(w, DenialOverloaded)
+	}
+	for _, r := range mutate.Rules {
+		for _, a := range []mutate.Action{mutate.ActionDeny, mutate.ActionWarn, mutate.ActionAudit} {
+			violations.WithLabelValues(string(r), string(a))
+		}
 	}
 }
 
