@@ -4,7 +4,9 @@
 #   docker build --target bootstrap -t mgr-bootstrap .  (the Ceph image: it runs the ceph CLI)
 # Base images are pinned by tag; pin them by digest in your registry mirror.
 
-FROM golang:1.26.8-bookworm AS build
+# Multi-arch (the release builds linux/amd64 and linux/arm64): Go cross-compiles
+# on the build machine's platform; only the final stages run the target's.
+FROM --platform=$BUILDPLATFORM golang:1.26.8-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -13,9 +15,11 @@ ENV CGO_ENABLED=0
 # make docker-build passes git describe and the commit.
 ARG VERSION=devel
 ARG REVISION=
+ARG TARGETOS=linux
+ARG TARGETARCH=amd64
 RUN ldflags="-s -w -X github.com/rook-mgr/mgr-webhook/version.Version=${VERSION} -X github.com/rook-mgr/mgr-webhook/version.Revision=${REVISION}" && \
-    go build -trimpath -ldflags="$ldflags" -o /out/mgr-webhook ./cmd/mgr-webhook && \
-    go build -trimpath -ldflags="$ldflags" -o /out/mgr-bootstrap ./cmd/mgr-bootstrap
+    GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="$ldflags" -o /out/mgr-webhook ./cmd/mgr-webhook && \
+    GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="$ldflags" -o /out/mgr-bootstrap ./cmd/mgr-bootstrap
 
 FROM gcr.io/distroless/static-debian12:nonroot AS webhook
 COPY --from=build /out/mgr-webhook /mgr-webhook

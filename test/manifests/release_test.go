@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ var (
 )
 
 // release runs `make release`'s script for version into a temporary dist.
-func release(t *testing.T, version string) string {
+func release(t *testing.T, version string, env ...string) string {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -37,7 +38,7 @@ func release(t *testing.T, version string) string {
 	}
 	dist := t.TempDir()
 	cmd := exec.Command(filepath.Join(root, "hack", "release.sh"))
-	cmd.Env = append(os.Environ(), "VERSION="+version, "DIST="+dist, "KUBECTL="+filepath.Join(assets, "kubectl"))
+	cmd.Env = append(append(os.Environ(), "VERSION="+version, "DIST="+dist, "KUBECTL="+filepath.Join(assets, "kubectl")), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/release.sh: %v\n%s", err, out)
 	}
@@ -154,5 +155,94 @@ func TestREADMEInstallsApply(t *testing.T) {
 				t.Errorf("README %s installs nothing", name)
 			}
 		})
+	}
+}
+
+// TestReleaseManifestsPinDigests: with the digests the release workflow
+// pushed, each image is named by tag and digest (what runs is what was
+// signed); a digest that is not one is refused.
+func TestReleaseManifestsPinDigests(t *testing.T) {
+	const version = "v0.7.3"
+	wd, bd := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64)
+	dist := release(t, version, "WEBHOOK_DIGEST="+wd, "BOOTSTRAP_DIGEST="+bd)
+	data, err := os.ReadFile(filepath.Join(dist, "install-self-signed.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"image: ghcr.io/rook-mgr/mgr-webhook:" + version + "@" + wd, "image: ghcr.io/rook-mgr/mgr-bootstrap:" + version + "@" + bd} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("install-self-signed.yaml lacks %q", want)
+		}
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(root, "hack", "release.sh"))
+	cmd.Env = append(os.Environ(), "VERSION="+version, "DIST="+t.TempDir(), "WEBHOOK_DIGEST=latest")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "is not sha256:<64 hex>") {
+		t.Errorf("a digest that is none: %v\n%s", err, out)
+	}
+}
+
+// TestChangelogHasTheREADMEVersion: the version the README installs has its
+// CHANGELOG section, which the release workflow publishes as the notes
+// (hack/changelog-section.sh), and the script refuses a version without one.
+func TestChangelogHasTheREADMEVersion(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := testenv.READMEBlock("release-self-signed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version string
+	for _, f := range strings.Fields(block) {
+		if m := releaseURL.FindStringSubmatch(f); m != nil {
+			version = m[1]
+		}
+	}
+	if version == "" {
+		t.Fatalf("no release URL in the README's block:\n%s", block)
+	}
+	script := filepath.Join(root, "hack", "changelog-section.sh")
+	out, err := exec.Command(script, version).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "### Added") {
+		t.Errorf("CHANGELOG.md section of %s: %v\n%s", version, err, out)
+	}
+	if out, err := exec.Command(script, "v0.0.0-none").CombinedOutput(); err == nil {
+		t.Errorf("a version without a section was accepted:\n%s", out)
+	}
+}
+
+// TestREADMEQuickInstall: each command of the README's first install block
+// is, verbatim, one of those the tests run (the helm block, test/helm; the
+// release YAML's, TestREADMEInstallsApply).
+func TestREADMEQuickInstall(t *testing.T) {
+	quick, err := testenv.READMEBlock("quick-install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tested []string
+	for _, name := range []string{"helm", "release-self-signed"} {
+		block, err := testenv.READMEBlock(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tested = append(tested, strings.Split(block, "\n")...)
+	}
+	n := 0
+	for _, line := range strings.Split(quick, "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n++
+		if !slices.Contains(tested, line) {
+			t.Errorf("the README's quick install runs %q, which no tested block has", line)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d commands in the quick install block, want helm's and kubectl's", n)
 	}
 }
