@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -47,6 +46,9 @@ const usage = `mgrctl: what the mgr webhook would make of a mgr Deployment.
                              one would be refused
   mgrctl diff -f FILE        what the webhook would change in FILE; exit 1 when it would
   mgrctl diff deploy/NAME    what the webhook would change in a live mgr on its next write
+  mgrctl check deploy/NAME   why the webhooks did or did not complete a live mgr: selectors,
+                             exemptions, the Ceph cluster, the policy's verdict, drift, the
+                             bootstrap phase, and whether the caBundle verifies the webhook
   mgrctl release             before removing the install with kubectl: stop the controller
                              (--install-namespace) and remove its finalizer from every mgr,
                              so that mgrs and their namespaces can be deleted without it
@@ -72,7 +74,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "inject", "validate", "diff", "release":
+	case "inject", "validate", "diff", "release", "check":
 	default:
 		fmt.Fprintf(stderr, "mgrctl: unknown command %q\n\n%s", cmd, usage)
 		return 2
@@ -98,6 +100,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch {
 	case cmd == "release" && len(positional) == 0:
 		err = s.release(ctx)
+	case cmd == "check" && len(positional) == 1:
+		status, err = s.checkLive(ctx, positional[0])
+	case cmd == "check":
+		err = errors.New("name one Deployment: mgrctl check deploy/NAME -n NAMESPACE")
 	case cmd == "diff" && o.file == "" && len(positional) == 1:
 		status, err = s.diffLive(ctx, positional[0])
 	case len(positional) > 0:
@@ -401,9 +407,9 @@ func (s *session) diff(a, b []byte, name string) (int, error) {
 // diffLive shows what the webhook would change in a live mgr Deployment on
 // its next write (drift since it was completed).
 func (s *session) diffLive(ctx context.Context, ref string) (int, error) {
-	kind, name, ok := strings.Cut(ref, "/")
-	if !ok || !slices.Contains([]string{"deploy", "deployment", "deployments", "deployment.apps"}, kind) || name == "" {
-		return 2, fmt.Errorf("name a Deployment as deploy/NAME, not %q", ref)
+	name, err := deploymentName(ref)
+	if err != nil {
+		return 2, err
 	}
 	cfg, err := s.config()
 	if err != nil {

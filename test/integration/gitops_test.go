@@ -169,3 +169,62 @@ func patchedCount(t *testing.T) float64 {
 	}
 	return 0
 }
+
+// TestMgrctlCheck: mgrctl check explains a live mgr from the API server's
+// objects: selected, governed, admitted and complete; exempt by the policy;
+// and, in kube-system, not selected by the namespaceSelector.
+func TestMgrctlCheck(t *testing.T) {
+	ctx := context.Background()
+	create := func(ns, id string) {
+		t.Helper()
+		d := example(t)
+		d.Namespace, d.Name, d.Labels["mgr"] = ns, "rook-ceph-mgr-"+id, id
+		if ns != "rook-ceph" || id == "z" {
+			// Nothing completes it there: a complete mgr, as written.
+			res, errs := mutate.Complete(d, infoOf("rook-ceph"), mutate.DefaultPolicy())
+			if len(errs) > 0 {
+				t.Fatal(errs.ToAggregate())
+			}
+			d = res.Deployment
+			d.Namespace = ns
+		}
+		deleteDeployment(t, ns, d.Name)
+		if err := k8s.Create(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { deleteDeployment(t, ns, d.Name) })
+	}
+	create("rook-ceph", "a")
+	create("rook-ceph", "z") // exempt by the suite's policy
+	create("kube-system", "k")
+	for name, tc := range map[string]struct {
+		ns, deploy string
+		code       int      // 1: something is not ok
+		want       []string // lines, each a substring of one
+	}{
+		"governed": {"rook-ceph", "rook-ceph-mgr-a", 1, []string{
+			"ok   webhook mutate.mgr.ceph.rook.io selects it (objectSelector",
+			"ok   webhook mutate.mgr.ceph.rook.io selects it (namespaceSelector",
+			"ok   governed by",
+			"ok   the policy admits it",
+			"ok   complete: completed by",
+			"FAIL no bootstrap status yet: is mgr-bootstrap running",
+		}},
+		"exempt": {"rook-ceph", "rook-ceph-mgr-z", 0, []string{"ok   exempt by"}},
+		"kube-system": {"kube-system", "rook-ceph-mgr-k", 1, []string{
+			"FAIL webhook mutate.mgr.ceph.rook.io does not select it: its namespaceSelector",
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, stderr, code := runMgrctl(t, nil, "check", "deploy/"+tc.deploy, "-n", tc.ns)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d:\n%s%s", code, tc.code, out, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("mgrctl check lacks %q:\n%s%s", w, out, stderr)
+				}
+			}
+		})
+	}
+}
