@@ -105,6 +105,19 @@ func TestTrustHoldsOnlyWhatEveryCarrierHolds(t *testing.T) {
 	}
 }
 
+// TestFirstInstallSignsAtOnce: webhooks that carry no bundle yet (a first
+// install) wait for nothing: the first CA signs the first certificate in the
+// same check, where a CA the webhooks must first carry settles before it signs.
+func TestFirstInstallSignsAtOnce(t *testing.T) {
+	out, _, err := Plan(time.Now(), nil, testHosts, testLife, Trust{nil, nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out[TLSCertKey]) == 0 {
+		t.Error("no serving certificate on a first install")
+	}
+}
+
 func TestServingCommonName(t *testing.T) {
 	ca, key, err := newCA(time.Now(), time.Hour)
 	if err != nil {

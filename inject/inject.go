@@ -75,10 +75,8 @@ func Split(src []byte) [][]byte {
 		}
 		off = next
 	}
-	if start < len(src) || len(docs) == 0 {
-		docs = append(docs, src[start:])
-	}
-	return docs
+	// The last document (or the whole of an empty stream).
+	return append(docs, src[start:])
 }
 
 // header is what tells a mgr Deployment from any other document.
@@ -182,22 +180,18 @@ func (in Injector) document(i int, raw []byte) ([]byte, Doc, bool, error) {
 // separator, blank lines and comments, kept as the user wrote them.
 func preamble(raw []byte) []byte {
 	n := 0
-	for n < len(raw) {
-		end := bytes.IndexByte(raw[n:], '\n')
-		if end < 0 {
+	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
+		t := bytes.TrimSpace(line)
+		if !bytes.HasSuffix(line, []byte("\n")) || len(t) > 0 && t[0] != '#' && !separator.Match(t) {
 			break
 		}
-		line := bytes.TrimSpace(raw[n : n+end])
-		if len(line) > 0 && line[0] != '#' && !separator.Match(line) {
-			break
-		}
-		n += end + 1
+		n += len(line)
 	}
 	return raw[:n]
 }
 
-// Render writes d as a manifest: without the empty status and the null
-// creation timestamps that a typed object marshals to.
+// Render writes d as a manifest: without the empty status a typed object
+// marshals to.
 func Render(d *appsv1.Deployment) ([]byte, error) {
 	data, err := yaml.Marshal(d)
 	if err != nil {
@@ -210,22 +204,5 @@ func Render(d *appsv1.Deployment) ([]byte, error) {
 	if s, ok := m["status"].(map[string]any); ok && len(s) == 0 {
 		delete(m, "status")
 	}
-	dropNullTimestamps(m)
 	return yaml.Marshal(m)
-}
-
-func dropNullTimestamps(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		if t, ok := x["creationTimestamp"]; ok && t == nil {
-			delete(x, "creationTimestamp")
-		}
-		for _, c := range x {
-			dropNullTimestamps(c)
-		}
-	case []any:
-		for _, c := range x {
-			dropNullTimestamps(c)
-		}
-	}
 }

@@ -265,10 +265,32 @@ func TestSplit(t *testing.T) {
 			}
 		})
 	}
+	for src, want := range map[string]int{
+		"---\na: 1\n":         1, // a leading separator opens the first document
+		"a: 1\n\n---\nb: 2\n": 2, // a blank line before a separator
+		"a: 1\n---\n\n---\n":  3,
+	} {
+		if n := len(Split([]byte(src))); n != want {
+			t.Errorf("%q: %d documents, want %d", src, n, want)
+		}
+	}
 	if n := len(Split([]byte("a: |\n  ---\n----\nb: ---\n"))); n != 1 {
 		t.Errorf("indented ---, ---- and a value --- split into %d documents, want 1", n)
 	}
 	if n := len(Split([]byte("# x\n--- # y\na: 1\n---\n"))); n != 3 {
 		t.Errorf("got %d documents, want 3", n)
+	}
+}
+
+func TestPreamble(t *testing.T) {
+	for raw, want := range map[string]string{
+		"--- # x\n# a\n\n  # b\napiVersion: v1\n": "--- # x\n# a\n\n  # b\n",
+		"\n\n---\nkind: A\n":                      "\n\n---\n",
+		"apiVersion: v1\n":                        "",
+		"# only a comment, no line end":           "",
+	} {
+		if got := string(preamble([]byte(raw))); got != want {
+			t.Errorf("preamble(%q) = %q, want %q", raw, got, want)
+		}
 	}
 }
