@@ -97,6 +97,7 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 		governed = false
 		add(true, "exempt by %s: the webhook admits it as written and the controller leaves it alone", from)
 	case contract.RookOwner(d) != nil:
+		governed = false
 		add(true, "owned by CephCluster %s: Rook's own mgr, left to Rook while that CephCluster lives (the webhook checks it)", contract.RookOwner(d).Name)
 	default:
 		add(true, "governed by %s (%s)", from, p.Hash())
