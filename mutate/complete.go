@@ -74,7 +74,9 @@ func CompleteInPlace(d *appsv1.Deployment, info ClusterInfo, p *Policy) (Result,
 	if errs := validateIdentity(d); len(errs) > 0 {
 		return Result{Deployment: d}, errs
 	}
-	_, stamped := StampOf(d)
+	// Presence is enough (no decode on the admission path): the stamp only
+	// quiets warnings, it decides no rule.
+	_, stamped := d.Annotations[contract.AnnotationCompletedBy]
 	c := completer{d: d, id: contract.MgrID(d), info: info, p: p, completedBefore: stamped}
 	if errs := c.complete(); len(errs) > 0 {
 		return Result{Deployment: d}, errs

@@ -39,22 +39,7 @@ type finding struct {
 // bootstrap phase, and whether the installed caBundle verifies the
 // certificate the webhook serves. Exit 1 when something is wrong.
 func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
-	name, err := deploymentName(ref)
-	if err != nil {
-		return 2, err
-	}
-	cfg, err := s.config()
-	if err != nil {
-		return 2, err
-	}
-	if s.namespace == "" {
-		s.namespace = "default"
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return 2, err
-	}
-	d, err := cs.AppsV1().Deployments(s.namespace).Get(ctx, name, metav1.GetOptions{})
+	d, cs, err := s.liveDeployment(ctx, ref)
 	if err != nil {
 		return 2, err
 	}

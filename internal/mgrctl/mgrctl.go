@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -146,11 +145,7 @@ func (s *session) release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	cl, err := bootstrap.ReleaseClient(cfg)
 	if err != nil {
 		return err
 	}
@@ -404,25 +399,32 @@ func (s *session) diff(a, b []byte, name string) (int, error) {
 	return 1, err
 }
 
-// diffLive shows what the webhook would change in a live mgr Deployment on
-// its next write (drift since it was completed).
-func (s *session) diffLive(ctx context.Context, ref string) (int, error) {
+// liveDeployment reads deploy/NAME of the namespace (the kubeconfig
+// context's, else default), with the clientset it read it by.
+func (s *session) liveDeployment(ctx context.Context, ref string) (*appsv1.Deployment, kubernetes.Interface, error) {
 	name, err := deploymentName(ref)
 	if err != nil {
-		return 2, err
+		return nil, nil, err
 	}
 	cfg, err := s.config()
 	if err != nil {
-		return 2, err
+		return nil, nil, err
 	}
 	if s.namespace == "" {
 		s.namespace = "default"
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return 2, err
+		return nil, nil, err
 	}
 	d, err := cs.AppsV1().Deployments(s.namespace).Get(ctx, name, metav1.GetOptions{})
+	return d, cs, err
+}
+
+// diffLive shows what the webhook would change in a live mgr Deployment on
+// its next write (drift since it was completed).
+func (s *session) diffLive(ctx context.Context, ref string) (int, error) {
+	d, _, err := s.liveDeployment(ctx, ref)
 	if err != nil {
 		return 2, err
 	}
