@@ -45,6 +45,7 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
 	{ echo "== run: Ceph $$(ceph --version | cut -d' ' -f3,5) (host): every package"; \
 	  KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -json ./... || true; \
+	  KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test $(TEST_FLAGS) -json ./... || true; \
 	  KUBEBUILDER_ASSETS="$$assets" GO_TEST_FLAGS="$(TEST_FLAGS)" ./hack/ceph-matrix.sh $(CEPH_MATRIX); \
 	} | $(GO) run ./hack/testsummary
 
@@ -52,7 +53,8 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 # meet the API server (admission, installs, the chart, the webhook's outage)
 # on its control plane, built from the Go module proxy like v1.37's.
 COMPAT_K8S       ?= v1.30.14
-COMPAT_K8S_TESTS  = ./test/integration/ ./test/manifests/ ./test/helm/ ./test/outage/ ./test/policyapi/ ./test/policycheck/
+# Packages of the test module (test/go.mod).
+COMPAT_K8S_TESTS  = ./integration/ ./manifests/ ./helm/ ./outage/ ./policyapi/ ./policycheck/
 
 compat: ## the API-facing tests on Kubernetes COMPAT_K8S, and the Ceph-facing ones on each run of COMPAT_MATRIX, beside make test's
 	@./hack/install-deps.sh
@@ -60,7 +62,7 @@ compat: ## the API-facing tests on Kubernetes COMPAT_K8S, and the Ceph-facing on
 	old="$$(K8S_VERSION=$(COMPAT_K8S) ./hack/build-binaries.sh | tail -n1)"; \
 	{ KUBEBUILDER_ASSETS="$$assets" GO_TEST_FLAGS="$(TEST_FLAGS)" ./hack/ceph-matrix.sh $(COMPAT_MATRIX); \
 	  echo "== run: Kubernetes $(COMPAT_K8S)"; \
-	  KUBEBUILDER_ASSETS="$$old" $(GO) test $(TEST_FLAGS) -json $(COMPAT_K8S_TESTS) || true; \
+	  KUBEBUILDER_ASSETS="$$old" $(GO) -C test test $(TEST_FLAGS) -json $(COMPAT_K8S_TESTS) || true; \
 	} | $(GO) run ./hack/testsummary
 
 unit: ## run the tests that need no control plane
@@ -75,19 +77,19 @@ fuzz: ## each fuzz target for FUZZTIME (60s); a crasher lands in testdata/fuzz a
 chaos: ## the long fault runs: the Ceph mon stopped for CEPH_OUTAGE (60s) under the controller
 	@./hack/install-deps.sh
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
-	CEPH_OUTAGE=$${CEPH_OUTAGE:-60s} KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -v -run 'TestCephMonOutage' ./test/bootstrap/
+	CEPH_OUTAGE=$${CEPH_OUTAGE:-60s} KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test -count=1 -v -run 'TestCephMonOutage' ./bootstrap/
 
 mutation: ## mutation testing of mutate/, webhook/, certs/, inject/ (gremlins; MUTATION_PACKAGES for others); fails under MUTATION_THRESHOLD (90) percent killed
 	./hack/mutation.sh
 
 e2e: ## the e2e suite on a local control plane of real binaries + real Ceph (E2E_KUBECONFIG=... for another cluster)
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test $(TEST_FLAGS) -v ./test/e2e/
+	KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test $(TEST_FLAGS) -v ./e2e/
 
 e2e-node: ## as root: a real kubelet + containerd node on this machine (hack/node.sh) joined to a local control plane, pods from images made without a registry, cleanup checked
 	@./hack/install-deps.sh
 	@assets="$$(WITH_NODE=1 ./hack/build-binaries.sh | tail -n1)"; \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -timeout=80m -tags node -v ./test/node/
+	KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test -count=1 -timeout=80m -tags node -v ./node/
 
 e2e-kind: ## the same suite on kind (needs Docker, kind, and E2E_CEPH_NAMESPACES)
 	./hack/e2e-kind.sh
@@ -121,14 +123,18 @@ docker-build: ## build both images (needs a Docker engine; none runs on the dev 
 fmt: ## gofmt the tree
 	gofmt -w $$(git ls-files '*.go')
 
-vet:
+vet: ## go vet both modules (the product's and test/'s)
 	$(GO) vet ./...
+	$(GO) -C test vet ./...
+	$(GO) -C test vet -tags node ./node/
 
-lint: vet ## gofmt check, go vet, the license header on every Go file, actionlint on the workflows, shellcheck on the scripts
+lint: vet ## gofmt check, go vet, go.mod and test/go.mod tidy, the license header on every Go file, actionlint on the workflows, shellcheck on the scripts
 	@./hack/install-deps.sh lint
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@out="$$(git ls-files '*.go' | grep -v /testdata/ | xargs grep -L 'SPDX-License-Identifier: Apache-2.0')"; \
 	if [ -n "$$out" ]; then echo "license header missing (// Copyright 2026 The mgr-webhook Authors. / // SPDX-License-Identifier: Apache-2.0):"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
+	$(GO) -C test mod tidy -diff
 	$(GO) tool actionlint
 	shellcheck hack/*.sh test/kind/*.sh .ci/run
 

@@ -26,6 +26,17 @@ bin() {
 }
 version() { PATH="${1:+$1:}$PATH" ceph --version | cut -d' ' -f3,5; }
 
+# gotest runs go test on packages of either module: ./test/... is the test
+# module's (test/go.mod), the rest the product's.
+gotest() {
+  local product=() tests=() p
+  for p in "$@"; do
+    case $p in ./test/*) tests+=("./${p#./test/}") ;; *) product+=("$p") ;; esac
+  done
+  [ ${#product[@]} -eq 0 ] || go test "${flags[@]}" -json "${product[@]}" || true # testsummary judges
+  [ ${#tests[@]} -eq 0 ] || go -C test test "${flags[@]}" -json "${tests[@]}" || true
+}
+
 for run in "$@"; do
   cluster=${run%%:*} cli=${run#*:}
   cluster_bin=$(bin "$cluster") cli_bin=$(bin "$cli")
@@ -38,5 +49,5 @@ for run in "$@"; do
     pkgs=(./test/bootstrap/)
   fi
   PATH="${cluster_bin:+$cluster_bin:}$PATH" MGR_WEBHOOK_CONTROLLER_CEPH=$cli_path \
-    go test "${flags[@]}" -json "${pkgs[@]}" || true # testsummary judges
+    gotest "${pkgs[@]}"
 done

@@ -131,4 +131,4 @@ fi
 log "e2e suite on $E2E_CEPH_NAMESPACES (teardown: $E2E_TEARDOWN_NAMESPACE)"
 # shellcheck disable=SC2086 # E2E_GO_TEST_FLAGS is a list of flags
 E2E_KUBECONFIG="$KUBECONFIG" E2E_CEPH_NAMESPACES="$E2E_CEPH_NAMESPACES" E2E_TEARDOWN_NAMESPACE="$E2E_TEARDOWN_NAMESPACE" \
-  E2E_KUBECTL="$KUBECTL" go test -count=1 -v -timeout=40m ${E2E_GO_TEST_FLAGS:-} ./test/e2e/
+  E2E_KUBECTL="$KUBECTL" go -C test test -count=1 -v -timeout=40m ${E2E_GO_TEST_FLAGS:-} ./e2e/

@@ -154,7 +154,7 @@ EOF
   for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
   [ -S "$sock" ] || die "containerd did not start: $NODE_DIR/containerd.log"
 
-  CGO_ENABLED=0 go build -o "$NODE_DIR/bin/pause-root/pause" ./test/node/pause
+  CGO_ENABLED=0 go -C test build -o "$NODE_DIR/bin/pause-root/pause" ./node/pause
   image localhost/pause:node "$NODE_DIR/bin/pause-root" /pause
   version=$(PATH="$ceph_bin:$PATH" ceph --version | cut -d' ' -f3)
   image "quay.io/ceph/ceph:v$version" "$ceph_root" /bin/bash

@@ -54,19 +54,25 @@ func AssetsDir() (string, error) {
 	return dir, nil
 }
 
-// RepoRoot finds the module root from the working directory of a test.
+// ProductModule is the module the binaries are built from; the tests that
+// need helm, cert-manager or Prometheus live in a module of their own (test/).
+const ProductModule = "github.com/rook-mgr/mgr-webhook"
+
+// RepoRoot finds the checkout's root (the product module's) from the working
+// directory of a test, in either module.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		// The product's go.mod, not the test module's (test/go.mod).
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(data), "module "+ProductModule+"\n") {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
+			return "", errors.New("the go.mod of " + ProductModule + " is not above the working directory")
 		}
 		dir = parent
 	}

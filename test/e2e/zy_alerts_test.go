@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rook-mgr/mgr-webhook/internal/alertrules"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/alertrules"
 )
 
 // TestAlertsUseExportedMetrics: after the suite has admitted, denied and

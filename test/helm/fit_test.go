@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/helmchart"
 )
 
 // fitted sets every value a real cluster needs, as cert-manager's and
@@ -168,7 +169,7 @@ func TestChartFitsRealClusters(t *testing.T) {
 // TestChartSchemaFits: the schema takes what wrappers and users pass
 // (global, the fitted values) and still refuses typos and bad values.
 func TestChartSchemaFits(t *testing.T) {
-	kube, err := testenv.KubernetesVersion()
+	kube, err := helmchart.KubernetesVersion()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/helmchart"
 )
 
 var modes = []string{"self-signed", "cert-manager"}
@@ -74,7 +75,7 @@ func values(t *testing.T, doc string) map[string]any {
 // template renders the chart as `helm template` does.
 func template(t *testing.T, ns string, vals map[string]any) string {
 	t.Helper()
-	manifest, err := testenv.RenderChart(ns, vals)
+	manifest, err := helmchart.RenderChart(ns, vals)
 	if err != nil {
 		t.Fatalf("helm template: %v", err)
 	}
@@ -118,7 +119,7 @@ func documents(t *testing.T, manifest string) []*unstructured.Unstructured {
 // nothing above INFO; values the schema refuses fail, and so does a
 // Kubernetes older than the chart's kubeVersion.
 func TestChartLints(t *testing.T) {
-	kube, err := testenv.KubernetesVersion()
+	kube, err := helmchart.KubernetesVersion()
 	if err != nil {
 		t.Fatal(err)
 	}

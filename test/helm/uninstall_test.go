@@ -28,6 +28,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/helmchart"
 )
 
 // TestUninstallReleasesMgrs: after the step before an uninstall (the
@@ -61,7 +62,7 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 	}
 	defer w.Stop()
 	manifest := template(t, installNS, values(t, "{}"))
-	hooks, err := testenv.RenderChartHooks(installNS, values(t, "{}"))
+	hooks, err := helmchart.RenderChartHooks(installNS, values(t, "{}"))
 	if err != nil {
 		t.Fatal(err)
 	}

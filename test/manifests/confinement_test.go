@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/helmchart"
 )
 
 // TestCompromisedComponentsAreConfined installs each overlay's RBAC and
@@ -221,7 +222,7 @@ func overlay(root, name string) func() (string, func(), error) {
 // chart is the chart rendered with values, as a kustomization.
 func chart(values string) func() (string, func(), error) {
 	return func() (string, func(), error) {
-		dir, err := testenv.ChartInCheckout("mgr-webhook-system", values)
+		dir, err := helmchart.ChartInCheckout("mgr-webhook-system", values)
 		return dir, func() { os.RemoveAll(dir) }, err
 	}
 }

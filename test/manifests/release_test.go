@@ -87,7 +87,7 @@ func TestReleaseManifestsCarryTheirVersion(t *testing.T) {
 // YAML of each mode, rendered by make release for the README's version, and
 // kustomize from the checkout) with --dry-run=server against a real API
 // server. cert-manager's own release line is checked to name the version in
-// go.mod, whose CRDs the test installs in its place.
+// test/go.mod, whose CRDs the test installs in its place.
 func TestREADMEInstallsApply(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -125,7 +125,7 @@ func TestREADMEInstallsApply(t *testing.T) {
 				for i, a := range args {
 					if m := certManagerURL.FindStringSubmatch(a); m != nil {
 						if m[1] != cmVersion {
-							t.Errorf("README installs cert-manager %s, the tests use %s (go.mod)", m[1], cmVersion)
+							t.Errorf("README installs cert-manager %s, the tests use %s (test/go.mod)", m[1], cmVersion)
 						}
 						args = nil // its CRDs are installed above
 						break

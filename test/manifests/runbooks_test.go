@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rook-mgr/mgr-webhook/internal/alertrules"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/alertrules"
 )
 
 // runbookBase is where every alert's runbook_url points.

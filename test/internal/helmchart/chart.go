@@ -1,7 +1,9 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package testenv
+// Package helmchart renders the checkout's chart as helm does, for the tests
+// that install it. It lives in the test module: helm is a test-only dependency.
+package helmchart
 
 import (
 	"fmt"
@@ -19,6 +21,8 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
 // RenderChart renders the checkout's chart (charts/mgr-webhook) as
@@ -35,7 +39,7 @@ func RenderChart(ns string, vals map[string]any) (string, error) {
 
 // renderRelease is the chart installed in memory (a client-only dry run).
 func renderRelease(ns string, vals map[string]any) (*release.Release, error) {
-	root, err := RepoRoot()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +76,7 @@ func ChartInCheckout(ns, valuesDoc string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := KustomizationInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [chart.yaml]\n")
+	dir, err := testenv.KustomizationInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [chart.yaml]\n")
 	if err != nil {
 		return "", err
 	}
@@ -89,7 +93,7 @@ func ChartInCheckout(ns, valuesDoc string) (string, error) {
 var KubernetesVersion = sync.OnceValues(kubernetesVersion)
 
 func kubernetesVersion() (*chartutil.KubeVersion, error) {
-	dir, err := AssetsDir()
+	dir, err := testenv.AssetsDir()
 	if err != nil {
 		return nil, err
 	}
