@@ -1,0 +1,689 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// Package upgrade upgrades a running installation from the previous release
+// to this checkout as a user does: `kubectl apply --server-side` of the
+// previous release's install file, mgrs bootstrapped on a real Ceph cluster,
+// then the new release's file applied and both components rolled one replica
+// at a time, under admission load. No mgr pod may restart, no key change, no
+// admission fail.
+//
+// The components run as local processes in place of their pods (kwok's pods
+// run nothing), each with its release Deployment's own arguments, as its
+// ServiceAccount; the webhook replicas are the endpoints of the release's
+// Service, which the API server routes to as it does in a cluster.
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+)
+
+// previousRelease is the commit users upgrade from: the last release's tag
+// commit. Until v0.1.0 is out it is main as CI last passed it before the
+// release (stop 36); after each release, set it to that release's commit.
+const previousRelease = "8e1d58d17403d2e704e5eafb371ed73ab6334618"
+
+const (
+	installNamespace = "mgr-webhook-system"
+	cephNamespace    = "rook-ceph"
+)
+
+// release is one version's install, built from its own tree.
+type release struct {
+	name string
+	// bin holds its mgr-webhook and mgr-bootstrap.
+	bin string
+	// install is its release file (hack/release.sh) without the components'
+	// Deployments, whose pods the local processes stand in for.
+	install string
+	// webhook and controller are its Deployments, whose arguments the
+	// processes run with.
+	webhook, controller *appsv1.Deployment
+	// policy is the file its ConfigMap mgr-webhook-policy mounts.
+	policy string
+	// tree is its source tree (the minimal example mgr).
+	tree string
+}
+
+// previous extracts previousRelease from the repository's history. A
+// checkout without it (a shallow clone, an export) cannot test the upgrade:
+// that is a failure, not a skip.
+func previous(t *testing.T, root string) string {
+	t.Helper()
+	tree := filepath.Join(t.TempDir(), "previous")
+	if err := os.MkdirAll(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := exec.Command("git", "-C", root, "archive", "--format=tar", previousRelease)
+	untar := exec.Command("tar", "-x", "-C", tree)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	untar.Stdin = pipe
+	var archiveErr, untarErr strings.Builder
+	archive.Stderr, untar.Stderr = &archiveErr, &untarErr
+	if err := untar.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := archive.Run(); err != nil {
+		t.Fatalf("the previous release %s is not in this checkout's history (%v: %s): the upgrade test needs a full clone (git fetch --unshallow)", previousRelease, err, archiveErr.String())
+	}
+	if err := untar.Wait(); err != nil {
+		t.Fatalf("extracting %s: %v: %s", previousRelease, err, untarErr.String())
+	}
+	return tree
+}
+
+// build makes version's binaries and release file from tree.
+func build(t *testing.T, ctx context.Context, tree, name, version string) *release {
+	t.Helper()
+	assets, err := testenv.AssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &release{name: name, bin: t.TempDir(), tree: tree}
+	// Each release's binaries from its own go.mod, as its images were (the
+	// flags of testenv.BuildCommands, so the build cache serves both).
+	ldflags := "-X github.com/rook-mgr/mgr-webhook/version.Version=" + version
+	b := exec.CommandContext(ctx, "go", "build", "-ldflags", ldflags, "-o", r.bin+"/", "./cmd/mgr-webhook", "./cmd/mgr-bootstrap")
+	b.Dir = tree
+	if out, err := b.CombinedOutput(); err != nil {
+		t.Fatalf("%s: go build: %v\n%s", name, err, out)
+	}
+	dist := t.TempDir()
+	rel := exec.CommandContext(ctx, filepath.Join(tree, "hack", "release.sh"))
+	rel.Env = append(os.Environ(), "VERSION="+version, "DIST="+dist, "KUBECTL="+filepath.Join(assets, "kubectl"))
+	if out, err := rel.CombinedOutput(); err != nil {
+		t.Fatalf("%s: hack/release.sh: %v\n%s", name, err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dist, "install-self-signed.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		switch {
+		case u.GetKind() == "Deployment":
+			d := &appsv1.Deployment{}
+			if err := yaml.UnmarshalStrict([]byte(doc), d); err != nil {
+				t.Fatal(err)
+			}
+			switch d.Name {
+			case "mgr-webhook":
+				r.webhook = d
+			case "mgr-bootstrap":
+				r.controller = d
+			default:
+				t.Fatalf("%s: unknown Deployment %s", name, d.Name)
+			}
+			continue
+		case u.GetKind() == "ConfigMap" && strings.HasPrefix(u.GetName(), "mgr-webhook-policy"):
+			policy, _, _ := unstructured.NestedString(u.Object, "data", "policy.yaml")
+			r.policy = filepath.Join(t.TempDir(), "policy.yaml")
+			if err := os.WriteFile(r.policy, []byte(policy), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kept = append(kept, doc)
+	}
+	if r.webhook == nil || r.controller == nil || r.policy == "" {
+		t.Fatalf("%s: the release file lacks a component's Deployment or the policy ConfigMap", name)
+	}
+	r.install = filepath.Join(t.TempDir(), "install.yaml")
+	if err := os.WriteFile(r.install, []byte(strings.Join(kept, "\n---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// args are the container arguments of d, with what its pod has from the
+// cluster (mounted files, ports, the downward API) replaced by local ones.
+func args(d *appsv1.Deployment, local ...string) []string {
+	replaced := map[string]bool{}
+	for _, a := range local {
+		name, _, _ := strings.Cut(a, "=")
+		replaced[name] = true
+	}
+	var out []string
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		name, _, _ := strings.Cut(a, "=")
+		if replaced[name] {
+			continue
+		}
+		out = append(out, strings.ReplaceAll(a, "$(POD_NAMESPACE)", d.Namespace))
+	}
+	return append(out, local...)
+}
+
+// cluster is the control plane, the Ceph cluster and the components.
+type cluster struct {
+	t      *testing.T
+	ctx    context.Context
+	api    *testenv.APIServer
+	k8s    client.Client
+	ceph   *cephtest.Cluster
+	hostIP string
+}
+
+// kubeconfigAs acts as the install's ServiceAccount sa.
+func (c *cluster) kubeconfigAs(sa string) string {
+	c.t.Helper()
+	kc, err := c.api.KubeconfigAs(testenv.ServiceAccountUser(installNamespace, sa))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { os.Remove(kc) })
+	return kc
+}
+
+// apply runs the README's install line on r's file.
+func (c *cluster) apply(r *release) {
+	c.t.Helper()
+	out, err := exec.Command(c.api.Kubectl, "--kubeconfig", c.api.Kubeconfig, "apply", "--server-side", "-f", r.install).CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("%s: kubectl apply --server-side: %v\n%s", r.name, err, out)
+	}
+}
+
+// webhookReplica is one mgr-webhook process and its endpoint.
+type webhookReplica struct {
+	name string
+	proc *testenv.Process
+}
+
+// startWebhook runs a replica of r's webhook Deployment and makes it an
+// endpoint of the Service once ready, as the endpoint controller would.
+func (c *cluster) startWebhook(r *release, name string) *webhookReplica {
+	c.t.Helper()
+	port, err := testenv.FreePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	probe, err := testenv.FreePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	p, err := testenv.SpawnReady(c.ctx, filepath.Join(r.bin, "mgr-webhook"), filepath.Join(logDir(c.t), name+".log"), probe, 90*time.Second,
+		args(r.webhook, "--kubeconfig="+c.kubeconfigAs("mgr-webhook"), "--cert-dir="+c.t.TempDir(), "--host="+c.hostIP,
+			"--port="+strconv.Itoa(port), "--policy="+r.policy, "--metrics-bind-address=0", "--namespace="+installNamespace, "--pod-name="+name)...)
+	if err != nil {
+		c.t.Fatalf("%s: %v\n%s", name, err, readLog(filepath.Join(logDir(c.t), name+".log")))
+	}
+	p.StopAtCleanup(c.t, 10*time.Second)
+	ready, proto, portName, pp := true, corev1.ProtocolTCP, "https", int32(port)
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: installNamespace, Labels: map[string]string{
+			discoveryv1.LabelServiceName: "mgr-webhook", discoveryv1.LabelManagedBy: "mgr-webhook-tests",
+		}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{c.hostIP}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &pp, Protocol: &proto}},
+	}
+	if err := c.k8s.Create(c.ctx, slice); err != nil {
+		c.t.Fatal(err)
+	}
+	return &webhookReplica{name: name, proc: p}
+}
+
+// stopWebhook takes a replica out of the endpoints and sends it SIGTERM at
+// once, as the kubelet and the endpoint controller do, and waits for it to
+// drain and exit.
+func (c *cluster) stopWebhook(w *webhookReplica) {
+	c.t.Helper()
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: w.name, Namespace: installNamespace}}
+	if err := c.k8s.Delete(c.ctx, slice); err != nil {
+		c.t.Fatal(err)
+	}
+	c.terminate(w.name, w.proc)
+}
+
+func (c *cluster) terminate(name string, p *testenv.Process) {
+	c.t.Helper()
+	if err := syscall.Kill(p.Pid(), syscall.SIGTERM); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(c.ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return p.Exited(), nil
+	}); err != nil {
+		c.t.Fatalf("%s did not exit within 30s of SIGTERM", name)
+	}
+}
+
+// controllerReplica is one mgr-bootstrap process.
+type controllerReplica struct {
+	name    string
+	proc    *testenv.Process
+	metrics string
+}
+
+// startController runs a replica of r's controller Deployment. The Ceph
+// daemons run outside Kubernetes with keys this harness made, so the
+// controller may adopt them (--adopt-existing-keys), and connects quickly.
+func (c *cluster) startController(r *release, name string) *controllerReplica {
+	c.t.Helper()
+	probe, err := testenv.FreePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	mport, err := testenv.FreePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	metrics := fmt.Sprintf("127.0.0.1:%d", mport)
+	log := filepath.Join(logDir(c.t), name+".log")
+	p, err := testenv.SpawnReady(c.ctx, filepath.Join(r.bin, "mgr-bootstrap"), log, probe, 90*time.Second,
+		args(r.controller, "--kubeconfig="+c.kubeconfigAs("mgr-bootstrap"), "--policy="+r.policy, "--metrics-bind-address="+metrics,
+			"--metrics-secure=false", "--pod-name="+name, "--adopt-existing-keys="+cephNamespace, "--ceph-connect-timeout=5s",
+			"--ceph-binary="+testenv.ControllerCeph())...)
+	if err != nil {
+		c.t.Fatalf("%s: %v\n%s", name, err, readLog(log))
+	}
+	p.StopAtCleanup(c.t, 10*time.Second)
+	return &controllerReplica{name: name, proc: p, metrics: "http://" + metrics + "/metrics"}
+}
+
+// reconciled is how many reconciles of mgrs the replica finished without error.
+func (r *controllerReplica) reconciled(ctx context.Context) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.metrics, nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, `controller_runtime_reconcile_total{controller="mgr-bootstrap",result="success"}`) {
+			n, _ := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+			return int(n)
+		}
+	}
+	return 0
+}
+
+var logsOnce sync.Map
+
+// logDir holds the components' logs; they are printed when the test fails.
+func logDir(t *testing.T) string {
+	t.Helper()
+	if d, ok := logsOnce.Load(t.Name()); ok {
+		return d.(string)
+	}
+	d := t.TempDir()
+	logsOnce.Store(t.Name(), d)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		files, _ := filepath.Glob(filepath.Join(d, "*.log"))
+		for _, f := range files {
+			t.Logf("==> %s\n%s", filepath.Base(f), readLog(f))
+		}
+	})
+	return d
+}
+
+// readLog is a log's last 8 KiB.
+func readLog(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 8<<10 {
+		b = b[len(b)-8<<10:]
+	}
+	return string(b)
+}
+
+// load sends dry-run creates of a mgr through the API server, and so
+// through both webhooks, until stopped.
+type load struct {
+	ok, failed atomic.Int64
+	mu         sync.Mutex
+	errs       []string
+	stop       context.CancelFunc
+	done       sync.WaitGroup
+}
+
+func startLoad(t *testing.T, k8s client.Client, manifest []byte) *load {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := yaml.UnmarshalStrict(manifest, d); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &load{stop: cancel}
+	t.Cleanup(func() { cancel(); l.done.Wait() })
+	for range 4 {
+		l.done.Add(1)
+		go func() {
+			defer l.done.Done()
+			for ctx.Err() == nil {
+				err := k8s.Create(context.Background(), d.DeepCopy(), client.DryRunAll)
+				if err == nil {
+					l.ok.Add(1)
+					continue
+				}
+				l.failed.Add(1)
+				l.mu.Lock()
+				if len(l.errs) < 5 {
+					l.errs = append(l.errs, time.Now().Format("15:04:05.000 ")+err.Error())
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	return l
+}
+
+// carried waits for 20 more admissions to succeed: each step of the upgrade
+// must carry load, however fast the machine, without a guessed time.
+func (l *load) carried(t *testing.T, step string) {
+	t.Helper()
+	from := l.ok.Load()
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return l.ok.Load() >= from+20, nil
+	}); err != nil {
+		t.Fatalf("%s: %d admissions in a minute, want 20 (failed so far: %d: %v)", step, l.ok.Load()-from, l.failed.Load(), l.errs)
+	}
+}
+
+// mgrState is what an upgrade must leave alone.
+type mgrState struct {
+	generation int64
+	template   string
+	pods       []string // UIDs
+	sets       []string // ReplicaSet names
+	keyring    string
+	cephKey    string
+	status     bootstrap.Status
+}
+
+func (c *cluster) state(id string) mgrState {
+	c.t.Helper()
+	d := &appsv1.Deployment{}
+	if err := c.k8s.Get(c.ctx, client.ObjectKey{Namespace: cephNamespace, Name: "rook-ceph-mgr-" + id}, d); err != nil {
+		c.t.Fatal(err)
+	}
+	tmpl, err := yaml.Marshal(d.Spec.Template)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	st, err := bootstrap.StatusOf(d)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	s := mgrState{generation: d.Generation, template: string(tmpl), status: st}
+	sel := client.MatchingLabels{contract.LabelMgrID: id}
+	pods := &corev1.PodList{}
+	if err := c.k8s.List(c.ctx, pods, client.InNamespace(cephNamespace), sel); err != nil {
+		c.t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		s.pods = append(s.pods, string(p.UID))
+	}
+	sets := &appsv1.ReplicaSetList{}
+	if err := c.k8s.List(c.ctx, sets, client.InNamespace(cephNamespace), sel); err != nil {
+		c.t.Fatal(err)
+	}
+	for _, rs := range sets.Items {
+		s.sets = append(s.sets, rs.Name)
+	}
+	slices.Sort(s.pods)
+	slices.Sort(s.sets)
+	sec := &corev1.Secret{}
+	if err := c.k8s.Get(c.ctx, client.ObjectKey{Namespace: cephNamespace, Name: contract.KeyringSecretName(id)}, sec); err != nil {
+		c.t.Fatal(err)
+	}
+	s.keyring = string(sec.Data[contract.KeyringKey])
+	if s.cephKey, err = c.ceph.GetKey(c.ctx, "mgr."+id); err != nil {
+		c.t.Fatal(err)
+	}
+	return s
+}
+
+// mgrReady applies manifest with kubectl (client-side, as a user or a GitOps
+// tool does) and waits for the controller to bring the mgr to Ready with
+// its pod Ready.
+func (c *cluster) applyMgr(manifest []byte) {
+	c.t.Helper()
+	var out []byte
+	// Until the webhook's cache has the cluster objects.
+	if err := wait.PollUntilContextTimeout(c.ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		cmd := exec.Command(c.api.Kubectl, "--kubeconfig", c.api.Kubeconfig, "apply", "-f", "-")
+		cmd.Stdin = strings.NewReader(string(manifest))
+		var err error
+		out, err = cmd.CombinedOutput()
+		return err == nil, nil
+	}); err != nil {
+		c.t.Fatalf("kubectl apply of a mgr: %s", out)
+	}
+}
+
+func (c *cluster) waitReady(id string) {
+	c.t.Helper()
+	var st bootstrap.Status
+	var podReady bool
+	err := wait.PollUntilContextTimeout(c.ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d := &appsv1.Deployment{}
+		if err := c.k8s.Get(ctx, client.ObjectKey{Namespace: cephNamespace, Name: "rook-ceph-mgr-" + id}, d); err != nil {
+			return false, nil
+		}
+		var err error
+		if st, err = bootstrap.StatusOf(d); err != nil {
+			return false, err
+		}
+		podReady = d.Status.ReadyReplicas == 1 && d.Status.UpdatedReplicas == 1 && d.Status.Replicas == 1
+		return st.Phase == bootstrap.PhaseReady && st.ObservedGeneration == d.Generation && podReady, nil
+	})
+	if err != nil {
+		c.t.Fatalf("mgr %s never Ready (pod Ready: %v); last status %+v", id, podReady, st)
+	}
+}
+
+func TestUpgradeFromPreviousRelease(t *testing.T) {
+	ctx := t.Context()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cephtest.Installed(); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
+	prevTree := previous(t, root)
+	prev := build(t, ctx, prevTree, "previous release "+previousRelease[:7], "v0.0.0-previous")
+	next := build(t, ctx, root, "this checkout", "v0.0.0-next")
+	step("both releases built")
+
+	var cc *cephtest.Cluster
+	cephDone := make(chan error, 1)
+	go func() {
+		var err error
+		cc, err = cephtest.Start(ctx, cephtest.Options{MgrIDs: []string{"a", "b"}})
+		cephDone <- err
+	}()
+	t.Cleanup(func() {
+		if cc != nil {
+			cc.Stop()
+		}
+	})
+	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{ServiceRouting: true, AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"}})
+	if err != nil {
+		<-cephDone
+		t.Fatal(err)
+	}
+	t.Cleanup(api.Stop)
+	work, err := testenv.StartWorkloads(ctx, api)
+	if err != nil {
+		<-cephDone
+		t.Fatal(err)
+	}
+	t.Cleanup(work.Stop)
+	hostIP, err := testenv.HostIP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-cephDone; err != nil {
+		t.Fatal(err)
+	}
+	step("control plane and Ceph up")
+	c := &cluster{t: t, ctx: ctx, api: api, k8s: api.Client, ceph: cc, hostIP: hostIP}
+
+	// The previous release, installed and at work.
+	c.apply(prev)
+	objs := testenv.CephCluster{Namespace: cephNamespace, FSID: cc.FSID, MonHost: cc.MonHost, Members: "a", AdminKeyring: cc.AdminKeyring}
+	if err := objs.Create(ctx, c.k8s); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-mgr", Namespace: cephNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+	hooks := []*webhookReplica{c.startWebhook(prev, "mgr-webhook-old-1"), c.startWebhook(prev, "mgr-webhook-old-2")}
+	c.waitCABundle()
+	// Two of each, as the release's Deployments run.
+	controllers := []*controllerReplica{c.startController(prev, "mgr-bootstrap-old-1"), c.startController(prev, "mgr-bootstrap-old-2")}
+
+	manifest := func(tree, id string) []byte {
+		t.Helper()
+		p := cc.MgrPorts[id]
+		m, err := testenv.MinimalMgr(tree, cephNamespace, id, [2]int32{int32(p[0]), int32(p[1])}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// The user's manifest of mgr a, as a GitOps repository holds it.
+	mgrA := manifest(prevTree, "a")
+	c.applyMgr(mgrA)
+	c.waitReady("a")
+	before := c.state("a")
+	step("mgr a Ready under the previous release")
+	if !before.status.KeyOwned || before.cephKey == "" || !strings.Contains(before.keyring, before.cephKey) {
+		t.Fatalf("before the upgrade: mgr a's key is not the controller's (status %+v)", before.status)
+	}
+
+	// The load: a new mgr admitted, dry run, through both webhooks.
+	l := startLoad(t, c.k8s, manifest(root, "load"))
+	l.carried(t, "the previous release")
+
+	// The upgrade, as the README has it: the new release file applied, then
+	// each Deployment rolls (maxSurge 1, maxUnavailable 0).
+	c.apply(next)
+	l.carried(t, "the new release's objects applied")
+	step("the new release's objects applied")
+	for i, old := range hooks {
+		fresh := c.startWebhook(next, fmt.Sprintf("mgr-webhook-new-%d", i+1))
+		l.carried(t, "beside "+fresh.name)
+		c.stopWebhook(old)
+		hooks[i] = fresh
+		l.carried(t, old.name+" gone")
+	}
+	step("the webhook rolled")
+	for i, old := range controllers {
+		fresh := c.startController(next, fmt.Sprintf("mgr-bootstrap-new-%d", i+1))
+		c.terminate(old.name, old.proc)
+		controllers[i] = fresh
+		l.carried(t, old.name+" gone")
+	}
+	// Only the leader reconciles: a reconcile by a new replica is its lead.
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return controllers[0].reconciled(ctx)+controllers[1].reconciled(ctx) > 0, nil
+	}); err != nil {
+		t.Fatalf("no new controller replica led and reconciled the mgr")
+	}
+	l.carried(t, "the new controller leading")
+	step("the controller rolled")
+
+	// A GitOps tool syncs the unchanged manifest through the new webhook.
+	c.applyMgr(mgrA)
+	l.carried(t, "mgr a applied again")
+	// The new pair bootstraps a new mgr.
+	c.applyMgr(manifest(root, "b"))
+	c.waitReady("b")
+	c.waitReady("a")
+	step("mgr a applied again, mgr b Ready")
+
+	l.stop()
+	l.done.Wait()
+	t.Logf("upgrade from %s under load: %d admissions, %d failed", previousRelease[:7], l.ok.Load(), l.failed.Load())
+	if l.failed.Load() != 0 {
+		t.Errorf("%d of %d admissions failed during the upgrade; want none: %v", l.failed.Load(), l.ok.Load()+l.failed.Load(), l.errs)
+	}
+
+	after := c.state("a")
+	if after.generation != before.generation || after.template != before.template {
+		t.Errorf("mgr a's pod template changed (generation %d -> %d): its pod restarts\nbefore:\n%s\nafter:\n%s", before.generation, after.generation, before.template, after.template)
+	}
+	if !slices.Equal(after.pods, before.pods) || !slices.Equal(after.sets, before.sets) {
+		t.Errorf("mgr a's pods %v (ReplicaSets %v) became %v (%v): a restart", before.pods, before.sets, after.pods, after.sets)
+	}
+	if after.keyring != before.keyring {
+		t.Error("mgr a's keyring Secret changed")
+	}
+	if after.cephKey != before.cephKey {
+		t.Error("mgr a's key in Ceph changed")
+	}
+	if !after.status.KeyOwned || after.status.Phase != bootstrap.PhaseReady {
+		t.Errorf("mgr a's status after the upgrade: %+v", after.status)
+	}
+}
+
+// waitCABundle waits for the webhook to inject its CA into both configurations.
+func (c *cluster) waitCABundle() {
+	c.t.Helper()
+	if err := wait.PollUntilContextTimeout(c.ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if c.k8s.Get(ctx, client.ObjectKey{Name: "mgr-webhook"}, m) != nil || c.k8s.Get(ctx, client.ObjectKey{Name: "mgr-webhook"}, v) != nil {
+			return false, nil
+		}
+		for _, h := range m.Webhooks {
+			if len(h.ClientConfig.CABundle) == 0 {
+				return false, nil
+			}
+		}
+		for _, h := range v.Webhooks {
+			if len(h.ClientConfig.CABundle) == 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		c.t.Fatal("the webhook never injected its CA into its configurations")
+	}
+}
