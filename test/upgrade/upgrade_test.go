@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -424,7 +425,7 @@ func (l *load) carried(t *testing.T, step string) {
 // mgrState is what an upgrade must leave alone.
 type mgrState struct {
 	generation int64
-	template   string
+	template   corev1.PodTemplateSpec
 	pods       []string // UIDs
 	sets       []string // ReplicaSet names
 	keyring    string
@@ -438,15 +439,11 @@ func (c *cluster) state(id string) mgrState {
 	if err := c.k8s.Get(c.ctx, client.ObjectKey{Namespace: cephNamespace, Name: "rook-ceph-mgr-" + id}, d); err != nil {
 		c.t.Fatal(err)
 	}
-	tmpl, err := yaml.Marshal(d.Spec.Template)
-	if err != nil {
-		c.t.Fatal(err)
-	}
 	st, err := bootstrap.StatusOf(d)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	s := mgrState{generation: d.Generation, template: string(tmpl), status: st}
+	s := mgrState{generation: d.Generation, template: d.Spec.Template, status: st}
 	sel := client.MatchingLabels{contract.LabelMgrID: id}
 	pods := &corev1.PodList{}
 	if err := c.k8s.List(c.ctx, pods, client.InNamespace(cephNamespace), sel); err != nil {
@@ -593,6 +590,9 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	c.waitReady("a")
 	before := c.state("a")
 	step("mgr a Ready under the previous release")
+	if len(before.pods) != 1 || len(before.sets) != 1 {
+		t.Fatalf("before the upgrade: mgr a has pods %v and ReplicaSets %v, want one of each", before.pods, before.sets)
+	}
 	if !before.status.KeyOwned || before.cephKey == "" || !strings.Contains(before.keyring, before.cephKey) {
 		t.Fatalf("before the upgrade: mgr a's key is not the controller's (status %+v)", before.status)
 	}
@@ -646,8 +646,8 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	}
 
 	after := c.state("a")
-	if after.generation != before.generation || after.template != before.template {
-		t.Errorf("mgr a's pod template changed (generation %d -> %d): its pod restarts\nbefore:\n%s\nafter:\n%s", before.generation, after.generation, before.template, after.template)
+	if diff := cmp.Diff(before.template, after.template); after.generation != before.generation || diff != "" {
+		t.Errorf("mgr a's pod template changed (generation %d -> %d): its pod restarts (-before +after):\n%s", before.generation, after.generation, diff)
 	}
 	if !slices.Equal(after.pods, before.pods) || !slices.Equal(after.sets, before.sets) {
 		t.Errorf("mgr a's pods %v (ReplicaSets %v) became %v (%v): a restart", before.pods, before.sets, after.pods, after.sets)
