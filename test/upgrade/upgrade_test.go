@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,6 +33,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +43,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -58,21 +63,25 @@ const (
 	cephNamespace    = "rook-ceph"
 )
 
-// release is one version's install, built from its own tree.
+// release is one version, built from its own tree.
 type release struct {
 	name string
 	// bin holds its mgr-webhook and mgr-bootstrap.
 	bin string
-	// install is its release file (hack/release.sh) without the components'
-	// Deployments, whose pods the local processes stand in for.
-	install string
-	// webhook and controller are its Deployments, whose arguments the
-	// processes run with.
-	webhook, controller *appsv1.Deployment
-	// policy is the file its ConfigMap mgr-webhook-policy mounts.
-	policy string
-	// tree is its source tree (the minimal example mgr).
+	// tree is its source tree: its chart, its minimal example mgr.
 	tree string
+	// file is its release file (hack/release.sh) without the components'
+	// Deployments, whose pods the local processes stand in for; fromFile
+	// are those Deployments and the policy.
+	file     string
+	fromFile components
+}
+
+// components are what an install runs: the Deployments whose arguments the
+// processes take, and the policy file their ConfigMap mounts.
+type components struct {
+	webhook, controller *appsv1.Deployment
+	policy              string
 }
 
 // previous extracts previousRelease from the repository's history. A
@@ -145,30 +154,34 @@ func build(t *testing.T, ctx context.Context, tree, name, version string) *relea
 			}
 			switch d.Name {
 			case "mgr-webhook":
-				r.webhook = d
+				r.fromFile.webhook = d
 			case "mgr-bootstrap":
-				r.controller = d
+				r.fromFile.controller = d
 			default:
 				t.Fatalf("%s: unknown Deployment %s", name, d.Name)
 			}
 			continue
 		case u.GetKind() == "ConfigMap" && strings.HasPrefix(u.GetName(), "mgr-webhook-policy"):
 			policy, _, _ := unstructured.NestedString(u.Object, "data", "policy.yaml")
-			r.policy = filepath.Join(t.TempDir(), "policy.yaml")
-			if err := os.WriteFile(r.policy, []byte(policy), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			r.fromFile.policy = writeTemp(t, policy)
 		}
 		kept = append(kept, doc)
 	}
-	if r.webhook == nil || r.controller == nil || r.policy == "" {
+	if r.fromFile.webhook == nil || r.fromFile.controller == nil || r.fromFile.policy == "" {
 		t.Fatalf("%s: the release file lacks a component's Deployment or the policy ConfigMap", name)
 	}
-	r.install = filepath.Join(t.TempDir(), "install.yaml")
-	if err := os.WriteFile(r.install, []byte(strings.Join(kept, "\n---\n")), 0o600); err != nil {
+	r.file = writeTemp(t, strings.Join(kept, "\n---\n"))
+	return r
+}
+
+// writeTemp writes content to a new file of the test's.
+func writeTemp(t *testing.T, content string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "file.yaml")
+	if err := os.WriteFile(f, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return f
 }
 
 // args are the container arguments of d, with what its pod has from the
@@ -211,13 +224,70 @@ func (c *cluster) kubeconfigAs(sa string) string {
 	return kc
 }
 
-// apply runs the README's install line on r's file.
-func (c *cluster) apply(r *release) {
-	c.t.Helper()
-	out, err := exec.Command(c.api.Kubectl, "--kubeconfig", c.api.Kubeconfig, "apply", "--server-side", "-f", r.install).CombinedOutput()
-	if err != nil {
-		c.t.Fatalf("%s: kubectl apply --server-side: %v\n%s", r.name, err, out)
-	}
+// installs are the README's ways to install and upgrade, by name; each
+// returns what it installed for the components.
+var installs = map[string]func(c *cluster, r *release, upgrade bool) components{
+	// kubectl apply --server-side -f install-self-signed.yaml, both times.
+	"kubectl": func(c *cluster, r *release, _ bool) components {
+		c.t.Helper()
+		out, err := exec.Command(c.api.Kubectl, "--kubeconfig", c.api.Kubeconfig, "apply", "--server-side", "-f", r.file).CombinedOutput()
+		if err != nil {
+			c.t.Fatalf("%s: kubectl apply --server-side: %v\n%s", r.name, err, out)
+		}
+		return r.fromFile
+	},
+	// helm install, then helm upgrade, of each release's chart. No node
+	// takes the chart's pods (they stay Pending, out of the Service's
+	// endpoints); the processes run with its Deployments' arguments.
+	"helm": func(c *cluster, r *release, upgrade bool) components {
+		c.t.Helper()
+		kubeconfig, ns := c.api.Kubeconfig, installNamespace
+		cfg := new(action.Configuration)
+		if err := cfg.Init(&genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Namespace: &ns}, ns, "secret", c.t.Logf); err != nil {
+			c.t.Fatal(err)
+		}
+		ch, err := loader.Load(filepath.Join(r.tree, "charts", "mgr-webhook"))
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		vals, err := chartutil.ReadValues([]byte("webhook: {nodeSelector: {mgr-webhook.test/node: none}}\nbootstrap: {nodeSelector: {mgr-webhook.test/node: none}}\n"))
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if upgrade {
+			up := action.NewUpgrade(cfg)
+			up.Namespace, up.Timeout = ns, time.Minute
+			if _, err := up.Run("mgr-webhook", ch, vals); err != nil {
+				c.t.Fatalf("%s: helm upgrade: %v", r.name, err)
+			}
+		} else {
+			inst := action.NewInstall(cfg)
+			inst.ReleaseName, inst.Namespace, inst.CreateNamespace, inst.Timeout = "mgr-webhook", ns, true, time.Minute
+			if _, err := inst.Run(ch, vals); err != nil {
+				c.t.Fatalf("%s: helm install: %v", r.name, err)
+			}
+		}
+		var in components
+		in.webhook, in.controller = &appsv1.Deployment{}, &appsv1.Deployment{}
+		for name, d := range map[string]*appsv1.Deployment{"mgr-webhook": in.webhook, "mgr-bootstrap": in.controller} {
+			if err := c.k8s.Get(c.ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+				c.t.Fatal(err)
+			}
+		}
+		for _, v := range in.webhook.Spec.Template.Spec.Volumes {
+			if v.Name == "policy" && v.ConfigMap != nil {
+				cm := &corev1.ConfigMap{}
+				if err := c.k8s.Get(c.ctx, client.ObjectKey{Namespace: ns, Name: v.ConfigMap.Name}, cm); err != nil {
+					c.t.Fatal(err)
+				}
+				in.policy = writeTemp(c.t, cm.Data["policy.yaml"])
+			}
+		}
+		if in.policy == "" {
+			c.t.Fatalf("%s: the chart's webhook mounts no policy ConfigMap", r.name)
+		}
+		return in
+	},
 }
 
 // webhookReplica is one mgr-webhook process and its endpoint.
@@ -228,7 +298,7 @@ type webhookReplica struct {
 
 // startWebhook runs a replica of r's webhook Deployment and makes it an
 // endpoint of the Service once ready, as the endpoint controller would.
-func (c *cluster) startWebhook(r *release, name string) *webhookReplica {
+func (c *cluster) startWebhook(r *release, in components, name string) *webhookReplica {
 	c.t.Helper()
 	port, err := testenv.FreePort()
 	if err != nil {
@@ -239,8 +309,8 @@ func (c *cluster) startWebhook(r *release, name string) *webhookReplica {
 		c.t.Fatal(err)
 	}
 	p, err := testenv.SpawnReady(c.ctx, filepath.Join(r.bin, "mgr-webhook"), filepath.Join(logDir(c.t), name+".log"), probe, 90*time.Second,
-		args(r.webhook, "--kubeconfig="+c.kubeconfigAs("mgr-webhook"), "--cert-dir="+c.t.TempDir(), "--host="+c.hostIP,
-			"--port="+strconv.Itoa(port), "--policy="+r.policy, "--metrics-bind-address=0", "--namespace="+installNamespace, "--pod-name="+name)...)
+		args(in.webhook, "--kubeconfig="+c.kubeconfigAs("mgr-webhook"), "--cert-dir="+c.t.TempDir(), "--host="+c.hostIP,
+			"--port="+strconv.Itoa(port), "--policy="+in.policy, "--metrics-bind-address=0", "--namespace="+installNamespace, "--pod-name="+name)...)
 	if err != nil {
 		c.t.Fatalf("%s: %v\n%s", name, err, readLog(filepath.Join(logDir(c.t), name+".log")))
 	}
@@ -294,7 +364,7 @@ type controllerReplica struct {
 // startController runs a replica of r's controller Deployment. The Ceph
 // daemons run outside Kubernetes with keys this harness made, so the
 // controller may adopt them (--adopt-existing-keys), and connects quickly.
-func (c *cluster) startController(r *release, name string) *controllerReplica {
+func (c *cluster) startController(r *release, in components, name string) *controllerReplica {
 	c.t.Helper()
 	probe, err := testenv.FreePort()
 	if err != nil {
@@ -307,7 +377,7 @@ func (c *cluster) startController(r *release, name string) *controllerReplica {
 	metrics := fmt.Sprintf("127.0.0.1:%d", mport)
 	log := filepath.Join(logDir(c.t), name+".log")
 	p, err := testenv.SpawnReady(c.ctx, filepath.Join(r.bin, "mgr-bootstrap"), log, probe, 90*time.Second,
-		args(r.controller, "--kubeconfig="+c.kubeconfigAs("mgr-bootstrap"), "--policy="+r.policy, "--metrics-bind-address="+metrics,
+		args(in.controller, "--kubeconfig="+c.kubeconfigAs("mgr-bootstrap"), "--policy="+in.policy, "--metrics-bind-address="+metrics,
 			"--metrics-secure=false", "--pod-name="+name, "--adopt-existing-keys="+cephNamespace, "--ceph-connect-timeout=5s",
 			"--ceph-binary="+testenv.ControllerCeph())...)
 	if err != nil {
@@ -521,12 +591,20 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
-	prevTree := previous(t, root)
-	prev := build(t, ctx, prevTree, "previous release "+previousRelease[:7], "v0.0.0-previous")
+	prev := build(t, ctx, previous(t, root), "previous release "+previousRelease[:7], "v0.0.0-previous")
 	next := build(t, ctx, root, "this checkout", "v0.0.0-next")
-	step("both releases built")
+	t.Logf("%.1fs: both releases built", time.Since(began).Seconds())
+	for _, way := range slices.Sorted(maps.Keys(installs)) {
+		t.Run(way, func(t *testing.T) { upgrade(t, way, prev, next) })
+	}
+}
 
+// upgrade installs prev the given way on a new cluster, brings a mgr up,
+// and upgrades to next that way under load.
+func upgrade(t *testing.T, way string, prev, next *release) {
+	ctx := t.Context()
+	began := time.Now()
+	step := func(what string) { t.Logf("%5.1fs %s", time.Since(began).Seconds(), what) }
 	var cc *cephtest.Cluster
 	cephDone := make(chan error, 1)
 	go func() {
@@ -562,7 +640,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	c := &cluster{t: t, ctx: ctx, api: api, k8s: api.Client, ceph: cc, hostIP: hostIP}
 
 	// The previous release, installed and at work.
-	c.apply(prev)
+	in := installs[way](c, prev, false)
 	objs := testenv.CephCluster{Namespace: cephNamespace, FSID: cc.FSID, MonHost: cc.MonHost, Members: "a", AdminKeyring: cc.AdminKeyring}
 	if err := objs.Create(ctx, c.k8s); err != nil {
 		t.Fatal(err)
@@ -570,10 +648,10 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	if err := c.k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-mgr", Namespace: cephNamespace}}); err != nil {
 		t.Fatal(err)
 	}
-	hooks := []*webhookReplica{c.startWebhook(prev, "mgr-webhook-old-1"), c.startWebhook(prev, "mgr-webhook-old-2")}
+	hooks := []*webhookReplica{c.startWebhook(prev, in, "mgr-webhook-old-1"), c.startWebhook(prev, in, "mgr-webhook-old-2")}
 	c.waitCABundle()
 	// Two of each, as the release's Deployments run.
-	controllers := []*controllerReplica{c.startController(prev, "mgr-bootstrap-old-1"), c.startController(prev, "mgr-bootstrap-old-2")}
+	controllers := []*controllerReplica{c.startController(prev, in, "mgr-bootstrap-old-1"), c.startController(prev, in, "mgr-bootstrap-old-2")}
 
 	manifest := func(tree, id string) []byte {
 		t.Helper()
@@ -585,7 +663,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		return m
 	}
 	// The user's manifest of mgr a, as a GitOps repository holds it.
-	mgrA := manifest(prevTree, "a")
+	mgrA := manifest(prev.tree, "a")
 	c.applyMgr(mgrA)
 	c.waitReady("a")
 	before := c.state("a")
@@ -598,16 +676,16 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	}
 
 	// The load: a new mgr admitted, dry run, through both webhooks.
-	l := startLoad(t, c.k8s, manifest(root, "load"))
+	l := startLoad(t, c.k8s, manifest(next.tree, "load"))
 	l.carried(t, "the previous release")
 
 	// The upgrade, as the README has it: the new release file applied, then
 	// each Deployment rolls (maxSurge 1, maxUnavailable 0).
-	c.apply(next)
+	in = installs[way](c, next, true)
 	l.carried(t, "the new release's objects applied")
 	step("the new release's objects applied")
 	for i, old := range hooks {
-		fresh := c.startWebhook(next, fmt.Sprintf("mgr-webhook-new-%d", i+1))
+		fresh := c.startWebhook(next, in, fmt.Sprintf("mgr-webhook-new-%d", i+1))
 		l.carried(t, "beside "+fresh.name)
 		c.stopWebhook(old)
 		hooks[i] = fresh
@@ -615,7 +693,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	}
 	step("the webhook rolled")
 	for i, old := range controllers {
-		fresh := c.startController(next, fmt.Sprintf("mgr-bootstrap-new-%d", i+1))
+		fresh := c.startController(next, in, fmt.Sprintf("mgr-bootstrap-new-%d", i+1))
 		c.terminate(old.name, old.proc)
 		controllers[i] = fresh
 		l.carried(t, old.name+" gone")
@@ -633,7 +711,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	c.applyMgr(mgrA)
 	l.carried(t, "mgr a applied again")
 	// The new pair bootstraps a new mgr.
-	c.applyMgr(manifest(root, "b"))
+	c.applyMgr(manifest(next.tree, "b"))
 	c.waitReady("b")
 	c.waitReady("a")
 	step("mgr a applied again, mgr b Ready")
