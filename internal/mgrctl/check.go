@@ -16,6 +16,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -36,8 +37,9 @@ type finding struct {
 // istioctl's check-inject does for sidecars: the configurations' selectors
 // and conditions, the policy's exemptions, the cluster objects, the
 // policy's verdict and whether completing it again would change it, the
-// bootstrap phase, and whether the installed caBundle verifies the
-// certificate the webhook serves. Exit 1 when something is wrong.
+// bootstrap phase, whether the installed caBundle verifies the certificate
+// the webhook serves, and whether the API server can call the webhook.
+// Exit 1 when something is wrong.
 func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 	d, cs, err := s.liveDeployment(ctx, ref)
 	if err != nil {
@@ -136,6 +138,7 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 	if hook != nil {
 		ok, text := s.caBundleVerifies(ctx, cs, hook)
 		add(ok, "%s", text)
+		out = append(out, apiServerCalls(ctx, cs, d, hook))
 	}
 
 	fmt.Fprintf(s.stdout, "deploy/%s in %s\n", d.Name, d.Namespace)
@@ -210,6 +213,37 @@ func (s *session) caBundleVerifies(ctx context.Context, cs kubernetes.Interface,
 		return verifyBundle(hook.ClientConfig.CABundle, sec.Data[certs.TLSCertKey], host, time.Now())
 	}
 	return true, "the webhook is called by URL, not through a Service: its certificate is not read here"
+}
+
+// apiServerCalls has the API server call the webhooks as it does for a real
+// write: a server-side dry run of creating d again. The API server makes the
+// TLS handshake with the installed caBundle, so this is the check that
+// counts; admission runs before the dry run finds that d exists, so an
+// AlreadyExists (or a refusal) is the webhooks' answer, and "failed calling
+// webhook" is the API server's account of why it could not get one.
+func apiServerCalls(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment, hook *admissionregistrationv1.MutatingWebhook) finding {
+	probe := d.DeepCopy()
+	probe.ObjectMeta = metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, Labels: d.Labels, Annotations: d.Annotations}
+	probe.Status = appsv1.DeploymentStatus{}
+	_, err := cs.AppsV1().Deployments(d.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	ignored := ""
+	if hook.FailurePolicy != nil && *hook.FailurePolicy == admissionregistrationv1.Ignore {
+		ignored = " (failurePolicy Ignore: a failed call goes unseen here; the API server's log has it)"
+	}
+	switch {
+	case strings.Contains(msg, "failed calling webhook"):
+		return finding{false, "the API server cannot call the webhook (a dry-run create of this mgr): " + msg}
+	case apierrors.IsForbidden(err) && !strings.Contains(msg, "denied"):
+		return finding{false, "could not have the API server call the webhook: a dry-run create of this mgr needs create on deployments in " + d.Namespace + ": " + msg}
+	case err == nil, apierrors.IsAlreadyExists(err):
+		return finding{true, "the API server calls the webhook: a dry-run create of this mgr passed admission" + ignored}
+	default:
+		return finding{true, "the API server calls the webhook: a dry-run create of this mgr was answered (" + msg + ")" + ignored}
+	}
 }
 
 // servingSecret is the Secret the webhook's pods serve from: the one its

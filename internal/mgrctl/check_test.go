@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -18,7 +19,12 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // issue makes a certificate for host (a CA when host is ""), signed by
@@ -109,6 +115,43 @@ func TestSelects(t *testing.T) {
 			}
 			if tc.fails == "" && len(failed) > 0 || tc.fails != "" && (len(failed) != 1 || !strings.Contains(failed[0], tc.fails)) {
 				t.Errorf("failed %q, want only %q", failed, tc.fails)
+			}
+		})
+	}
+}
+
+// TestAPIServerCalls: how each answer to the dry-run create reads. The
+// answers come from a fake clientset here; test/integration has the API
+// server's own, with a good caBundle and with another CA's.
+func TestAPIServerCalls(t *testing.T) {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-mgr-a", Namespace: "rook-ceph"}}
+	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	ignore := admissionregistrationv1.Ignore
+	for name, tc := range map[string]struct {
+		answer error
+		policy *admissionregistrationv1.FailurePolicyType
+		ok     bool
+		says   string
+	}{
+		"admitted (the dry run finds it exists)": {apierrors.NewAlreadyExists(gr, d.Name), nil, true, "passed admission"},
+		"refused by the webhook":                 {apierrors.NewForbidden(gr, d.Name, errors.New(`admission webhook "validate.mgr.ceph.rook.io" denied the request: spec.replicas`)), nil, true, "was answered"},
+		"the call failed":                        {apierrors.NewInternalError(errors.New(`failed calling webhook "mutate.mgr.ceph.rook.io": x509: certificate signed by unknown authority`)), nil, false, "cannot call the webhook"},
+		"no create right":                        {apierrors.NewForbidden(gr, d.Name, errors.New(`User "jane" cannot create resource "deployments"`)), nil, false, "needs create on deployments in rook-ceph"},
+		"admitted, failing open":                 {apierrors.NewAlreadyExists(gr, d.Name), &ignore, true, "failurePolicy Ignore"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cs := fake.NewClientset()
+			var dryRun []string
+			cs.PrependReactor("create", "deployments", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				dryRun = a.(k8stesting.CreateActionImpl).CreateOptions.DryRun
+				return true, nil, tc.answer
+			})
+			f := apiServerCalls(t.Context(), cs, d, &admissionregistrationv1.MutatingWebhook{FailurePolicy: tc.policy})
+			if f.ok != tc.ok || !strings.Contains(f.text, tc.says) {
+				t.Errorf("apiServerCalls = %v, %q; want %v and %q", f.ok, f.text, tc.ok, tc.says)
+			}
+			if len(dryRun) != 1 || dryRun[0] != metav1.DryRunAll {
+				t.Errorf("the create was not a dry run: %v", dryRun)
 			}
 		})
 	}

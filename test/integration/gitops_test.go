@@ -6,19 +6,25 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
@@ -209,6 +215,7 @@ func TestMgrctlCheck(t *testing.T) {
 			"ok   the policy admits it",
 			"ok   complete: completed by",
 			"FAIL no bootstrap status yet: is mgr-bootstrap running",
+			"ok   the API server calls the webhook: a dry-run create of this mgr passed admission",
 		}},
 		"exempt": {"rook-ceph", "rook-ceph-mgr-z", 0, []string{"ok   exempt by"}},
 		"kube-system": {"kube-system", "rook-ceph-mgr-k", 1, []string{
@@ -227,4 +234,55 @@ func TestMgrctlCheck(t *testing.T) {
 			}
 		})
 	}
+	// A caBundle that does not verify the webhook's certificate: the API
+	// server's own handshake fails, and check says so in its words.
+	t.Run("caBundle of another CA", func(t *testing.T) {
+		other, _, err := testenv.NewCert(nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "another CA"}, IsCA: true,
+			BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign})
+		if err != nil {
+			t.Fatal(err)
+		}
+		setBundle := func(bundle []byte) (was []byte) {
+			t.Helper()
+			m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := k8s.Get(ctx, client.ObjectKey{Name: "mgr-webhook"}, m); err != nil {
+				t.Fatal(err)
+			}
+			was = m.Webhooks[0].ClientConfig.CABundle
+			for i := range m.Webhooks {
+				m.Webhooks[i].ClientConfig.CABundle = bundle
+			}
+			if err := k8s.Update(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			return was
+		}
+		good := setBundle(testenv.CertPEM(other))
+		restored := false
+		restore := func() {
+			if !restored {
+				setBundle(good)
+				restored = true
+			}
+		}
+		t.Cleanup(restore)
+		const want = "FAIL the API server cannot call the webhook (a dry-run create of this mgr): "
+		var out string
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			out, _, _ = runMgrctl(t, nil, "check", "deploy/rook-ceph-mgr-a", "-n", "rook-ceph")
+			return strings.Contains(out, want), nil
+		}); err != nil {
+			t.Fatalf("mgrctl check never said %q:\n%s", want, out)
+		}
+		if !strings.Contains(out, "x509") {
+			t.Errorf("the API server's reason is not quoted:\n%s", out)
+		}
+		restore()
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			out, _, _ = runMgrctl(t, nil, "check", "deploy/rook-ceph-mgr-a", "-n", "rook-ceph")
+			return strings.Contains(out, "ok   the API server calls the webhook"), nil
+		}); err != nil {
+			t.Fatalf("with the caBundle restored, mgrctl check still says:\n%s", out)
+		}
+	})
 }
