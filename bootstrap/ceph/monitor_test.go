@@ -23,6 +23,10 @@ func TestPythonOf(t *testing.T) {
 		"env shebang":      {"#!/usr/bin/env python3.11\n", "python3.11"},
 		"wrapper, beside":  {"#!/bin/sh\nexec bwrap ...\n", dir + "/ceph-python3"},
 		"binary, no match": {"\x7fELF", ""},
+		// Truncated #! lines read to the end of their words, never past.
+		"bare #!":     {"#!\n", ""},
+		"env alone":   {"#!/usr/bin/env\n", ""},
+		"env, beside": {"#!/usr/bin/env\n", dir + "/ceph-python3"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			os.Remove(dir + "/ceph-python3")
