@@ -68,7 +68,12 @@ func TestWebhookOutage(t *testing.T) {
 		d.Spec.Selector, d.Spec.Template.Labels = nil, nil
 		return d
 	}
-	// latency is the median time of k creates of non-mgr Deployments.
+	// latency is the median time of k creates of non-mgr Deployments, each
+	// of which must be admitted: with failurePolicy Fail, a call to the
+	// stopped or hanging webhook would refuse it, so their admission proves
+	// the API server never called. The medians are reported, not judged: a
+	// loaded machine moves them (a 3× bound once failed a run beside other
+	// jobs at 3.12×).
 	latency := func(k int) time.Duration {
 		var ds []time.Duration
 		for range k {
@@ -144,9 +149,6 @@ func TestWebhookOutage(t *testing.T) {
 	t.Logf("non-mgr create, median of 30: %s serving, %s stopped (%.2f×), %s hanging (%.2f×); mgr refused in %s stopped, %s hanging (timeoutSeconds 5)",
 		up.Round(time.Microsecond), down.Round(time.Microsecond), float64(down)/float64(up),
 		hanging.Round(time.Microsecond), float64(hanging)/float64(up), refusedIn.Round(time.Millisecond), timedOutIn.Round(time.Millisecond))
-	if float64(hanging) > 3*float64(up) || float64(down) > 3*float64(up) {
-		t.Errorf("non-mgr latency moved with the webhook's outage: %s up, %s stopped, %s hanging", up, down, hanging)
-	}
 }
 
 // operatorCanAct: during an outage, an operator can still change the webhook
