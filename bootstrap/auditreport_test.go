@@ -60,3 +60,34 @@ func TestReportFor(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictWorstWins: a mgr with a Deny and a Warn violation fails,
+// whichever is found first; drift alone warns, and never lowers a failure.
+func TestVerdictWorstWins(t *testing.T) {
+	p := mutate.DefaultPolicy()
+	p.Enforcement = map[mutate.Rule]mutate.Action{mutate.RuleAllowLatest: mutate.ActionWarn}
+	deny := field.Invalid(field.NewPath("spec"), "v15", "old").WithOrigin(string(mutate.RuleMinimumCephVersion))
+	warn := field.Invalid(field.NewPath("spec"), "latest", "latest").WithOrigin(string(mutate.RuleAllowLatest))
+	for name, tc := range map[string]struct {
+		violations field.ErrorList
+		drift      mutate.Section
+		want       string
+	}{
+		"warn, then deny":        {field.ErrorList{warn, deny}, 0, "fail"},
+		"deny, then warn":        {field.ErrorList{deny, warn}, 0, "fail"},
+		"two warns":              {field.ErrorList{warn, warn}, 0, "warn"},
+		"deny and drift":         {field.ErrorList{deny}, mutate.SectionContainers, "fail"},
+		"drift alone":            {nil, mutate.SectionContainers, "warn"},
+		"nothing":                {nil, 0, "pass"},
+		"warn, deny, then warn":  {field.ErrorList{warn, deny, warn}, 0, "fail"},
+		"deny, warn and drifted": {field.ErrorList{deny, warn}, mutate.SectionStrategy, "fail"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := audited{d: &appsv1.Deployment{}}
+			a.f.Violations, a.f.Drift = tc.violations, tc.drift
+			if got, why := a.verdict(p); string(got) != tc.want {
+				t.Errorf("verdict %s (%s), want %s", got, why, tc.want)
+			}
+		})
+	}
+}

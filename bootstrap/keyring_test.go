@@ -93,7 +93,8 @@ func TestKeyOwnership(t *testing.T) {
 			}
 			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
-			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: events.NewFakeRecorder(8),
+			rec := events.NewFakeRecorder(8)
+			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: rec,
 				Options: Options{Caps: caps, AdoptExistingKeys: tc.adopt}}
 			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: Status{KeyOwned: tc.owned}}
 			s.next = s.prev
@@ -106,6 +107,23 @@ func TestKeyOwnership(t *testing.T) {
 			}
 			if !slices.Equal(ks.calls, tc.wantCalls) {
 				t.Errorf("ceph calls %v, want %v", ks.calls, tc.wantCalls)
+			}
+			sec := &corev1.Secret{}
+			serr := cl.Get(context.Background(), client.ObjectKey{Namespace: "rook-ceph", Name: "rook-ceph-mgr-a-keyring"}, sec)
+			if tc.wantErr == nil {
+				// The Secret holds the key, is the mgr's, and says so in an Event.
+				if serr != nil || !metav1.IsControlledBy(sec, d) || !strings.Contains(string(sec.Data[contract.KeyringKey])+sec.StringData[contract.KeyringKey], "key = AQkey-mgr.a") {
+					t.Errorf("keyring Secret %v: controlled by the mgr %v, data %q", serr, metav1.IsControlledBy(sec, d), sec.StringData)
+				}
+				var last string
+				for len(rec.Events) > 0 {
+					last = <-rec.Events
+				}
+				if !strings.Contains(last, ReasonKeyringCreated) {
+					t.Errorf("last event %q, want %s", last, ReasonKeyringCreated)
+				}
+			} else if !apierrors.IsNotFound(serr) {
+				t.Errorf("a keyring Secret was made for a key not ours: %v", serr)
 			}
 			if tc.wantErr != nil {
 				if ks.keys["mgr.a"] != tc.existing {
@@ -166,6 +184,8 @@ func TestKeyringSecret(t *testing.T) {
 		"rook's caps": {contract.DefaultCaps, "[mgr.a]\n\tkey = AQB==\n\tcaps mon = \"allow profile mgr\"\n\tcaps mds = \"allow *\"\n\tcaps osd = \"allow *\"\n"},
 		"seed's caps": {contract.SeedCaps, "[mgr.a]\n\tkey = AQB==\n\tcaps mon = \"allow *\"\n\tcaps mds = \"allow *\"\n\tcaps osd = \"allow *\"\n"},
 		"no caps":     {nil, "[mgr.a]\n\tkey = AQB==\n"},
+		// A capability without its value is left out, never read past.
+		"an unpaired cap": {[]string{"mon", "allow profile mgr", "osd"}, "[mgr.a]\n\tkey = AQB==\n\tcaps mon = \"allow profile mgr\"\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := keyringSecret(mgr("rook-ceph-mgr-a", "a", "uid-a"), "a", "AQB==", tc.caps)
