@@ -5,6 +5,7 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"syscall"
@@ -192,5 +193,41 @@ func TestModulesAnnotationWithoutChoices(t *testing.T) {
 	delete(d.Annotations, contract.AnnotationModules)
 	if why := notChosen(d, nil); why != "" {
 		t.Errorf("no annotation reported: %q", why)
+	}
+}
+
+// TestRetryEndsWithTheLastAnswer: a step that keeps getting a restarting
+// mgr's answer until ModuleTimeout fails with that answer (the operator
+// sees EBUSY, not a deadline); a permanent one ends it at the first call.
+func TestRetryEndsWithTheLastAnswer(t *testing.T) {
+	r := &Reconciler{Options: Options{ModuleTimeout: 50 * time.Millisecond, RetryInterval: time.Millisecond}}
+	for name, tc := range map[string]struct {
+		answer   error
+		oneCall  bool
+		wantErrn syscall.Errno
+	}{
+		"busy until the timeout": {cephErr(syscall.EBUSY, "busy"), false, syscall.EBUSY},
+		"a permanent answer":     {cephErr(syscall.EINVAL, "bad argument"), true, syscall.EINVAL},
+	} {
+		t.Run(name, func(t *testing.T) {
+			calls := 0
+			err := r.retry(context.Background(), func(context.Context) error { calls++; return tc.answer })
+			var ce *ceph.Error
+			if !errors.As(err, &ce) || ce.Errno != tc.wantErrn {
+				t.Fatalf("retry = %v, want the step's %v", err, tc.wantErrn)
+			}
+			if (calls == 1) != tc.oneCall {
+				t.Errorf("%d calls", calls)
+			}
+		})
+	}
+	calls := 0
+	if err := r.retry(context.Background(), func(context.Context) error {
+		if calls++; calls < 3 {
+			return cephErr(syscall.EAGAIN, "again")
+		}
+		return nil
+	}); err != nil || calls != 3 {
+		t.Errorf("a mgr back after two answers: %v after %d calls", err, calls)
 	}
 }

@@ -4,8 +4,13 @@
 package bootstrap
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
@@ -36,5 +41,52 @@ func TestValuesInForce(t *testing.T) {
 	}
 	if !(Options{Policy: store}).adopts("legacy") || (Options{Policy: store}).adopts("rook-ceph") {
 		t.Error("adopts does not follow the policy's adoptExistingKeys")
+	}
+}
+
+// TestDefaultOptionsAreTheREADMEs: the defaults the README's mgr-bootstrap
+// flags list promises are the controller's (cmd/mgr-bootstrap takes its
+// flag defaults from DefaultOptions); the two the README does not list are
+// Rook's (ExecuteCephCommandWithRetry's interval, its wait for a mgr).
+func TestDefaultOptionsAreTheREADMEs(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "mgr-bootstrap [flags]\n")
+	if !ok {
+		t.Fatal("the README lists no mgr-bootstrap flags")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	documented := map[string]string{}
+	for _, line := range strings.Split(block, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && strings.HasPrefix(f[0], "--") {
+			documented[f[0]] = f[1]
+		}
+	}
+	o := DefaultOptions()
+	for flag, got := range map[string]string{
+		"--module-timeout":    o.ModuleTimeout.String(),
+		"--finalizer-timeout": o.FinalizerTimeout.String(),
+		"--ceph-retry-max":    o.CephRetryMax.String(),
+		"--mgr-role-interval": o.RoleInterval.String(),
+		"--mgr-role-workers":  strconv.Itoa(o.RoleWorkers),
+		"--audit-interval":    o.AuditInterval.String(),
+	} {
+		want, ok := documented[flag]
+		if !ok {
+			t.Errorf("the README does not list %s", flag)
+			continue
+		}
+		// The README writes 3m and 1m; Duration.String writes 3m0s.
+		if d, err := time.ParseDuration(want); err == nil {
+			want = d.String()
+		}
+		if got != want {
+			t.Errorf("%s defaults to %s, the README says %s", flag, got, want)
+		}
+	}
+	if o.RetryInterval != 2*time.Second || o.WaitForMgr != 5*time.Second {
+		t.Errorf("RetryInterval %s, WaitForMgr %s: Rook's are 2s and 5s", o.RetryInterval, o.WaitForMgr)
 	}
 }
