@@ -1,0 +1,69 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// TestStaleCacheGuard: a cached Deployment older than the controller's own
+// last status write is looked at again shortly, untouched (acting on it
+// would undo that write); one as new or newer is acted on. The mgr here is
+// let go (managed=false), so acting shows as its finalizer removed.
+func TestStaleCacheGuard(t *testing.T) {
+	const written = 7
+	for name, tc := range map[string]struct {
+		generation int64
+		acted      bool
+	}{
+		"one behind the write": {written - 1, false},
+		"the write's":          {written, true},
+		"newer":                {written + 1, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+			d.Generation, d.Labels[contract.LabelManaged] = tc.generation, "false"
+			d.Finalizers = []string{contract.FinalizerCephxKey}
+			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
+			r := &Reconciler{Client: cl, APIReader: cl, Recorder: events.NewFakeRecorder(4)}
+			r.written.Store(d.UID, int64(written))
+			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := &appsv1.Deployment{}
+			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(d), got); err != nil {
+				t.Fatal(err)
+			}
+			acted := !slices.Contains(got.Finalizers, contract.FinalizerCephxKey)
+			if acted != tc.acted {
+				t.Errorf("acted %v, want %v", acted, tc.acted)
+			}
+			if !tc.acted && res.RequeueAfter != time.Second {
+				t.Errorf("a stale read is looked at again in %s, want 1s", res.RequeueAfter)
+			}
+		})
+	}
+}
+
+// TestCephRetryMax: the flag's value when set, 10 s when not.
+func TestCephRetryMax(t *testing.T) {
+	for set, want := range map[time.Duration]time.Duration{0: 10 * time.Second, 3 * time.Second: 3 * time.Second, time.Minute: time.Minute} {
+		if got := (&Reconciler{Options: Options{CephRetryMax: set}}).cephRetryMax(); got != want {
+			t.Errorf("CephRetryMax %s: %s, want %s", set, got, want)
+		}
+	}
+}
