@@ -5,15 +5,20 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -65,5 +70,45 @@ func TestCephRetryMax(t *testing.T) {
 		if got := (&Reconciler{Options: Options{CephRetryMax: set}}).cephRetryMax(); got != want {
 			t.Errorf("CephRetryMax %s: %s, want %s", set, got, want)
 		}
+	}
+}
+
+// TestScopeReads: listMgrs keeps the namespace's mgrs for the steps; conn
+// reads the cluster's Secrets once per reconcile, and says which are
+// missing.
+func TestScopeReads(t *testing.T) {
+	a, b := mgr("rook-ceph-mgr-a", "a", "uid-a"), mgr("rook-ceph-mgr-b", "b", "uid-b")
+	cfg := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: contract.ConfigSecretName},
+		Data: map[string][]byte{contract.ConfigSecretMonHostKey: []byte("v2:10.0.0.1:3300")}}
+	admin := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: contract.AdminKeyringSecretName},
+		Data: map[string][]byte{contract.KeyringKey: []byte("[client.admin]\n")}}
+	reads := 0
+	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(a, b, cfg, admin).
+		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			reads++
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build()
+	r := &Reconciler{Client: cl, APIReader: cl}
+	s := &scope{d: a, id: "a"}
+	if err := r.listMgrs(context.Background(), s); err != nil || len(s.mgrs) != 2 {
+		t.Fatalf("listMgrs: %d mgrs, %v", len(s.mgrs), err)
+	}
+	for range 2 {
+		c, err := r.conn(context.Background(), s)
+		if err != nil || c.MonHost != "v2:10.0.0.1:3300" || string(c.AdminKeyring) != "[client.admin]\n" || c.Cluster != "rook-ceph" {
+			t.Fatalf("conn = %+v, %v", c, err)
+		}
+	}
+	if reads != 2 {
+		t.Errorf("%d reads for two conn calls, want the two Secrets once", reads)
+	}
+	if _, err := r.conn(context.Background(), &scope{d: mgr("x", "x", "uid-x")}); err != nil {
+		t.Fatal(err) // same namespace: both there
+	}
+	other := mgr("rook-ceph-mgr-a", "a", "uid-east")
+	other.Namespace = "ceph-east"
+	if _, err := r.conn(context.Background(), &scope{d: other}); !errors.Is(err, errClusterMissing) ||
+		!strings.Contains(err.Error(), contract.ConfigSecretName) || !strings.Contains(err.Error(), contract.AdminKeyringSecretName) {
+		t.Errorf("a namespace without the cluster's Secrets: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ package bootstrap
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,15 +49,7 @@ func planRoles(active string, ids []string, pods []corev1.Pod) []roleChange {
 			changes = append(changes, roleChange{Pod: p.Name, ID: id, Role: want})
 		}
 	}
-	slices.SortFunc(changes, func(a, b roleChange) int {
-		if a.Pod < b.Pod {
-			return -1
-		}
-		if a.Pod > b.Pod {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(changes, func(a, b roleChange) int { return strings.Compare(a.Pod, b.Pod) })
 	return changes
 }
 
