@@ -111,4 +111,16 @@ func TestScopeReads(t *testing.T) {
 		!strings.Contains(err.Error(), contract.ConfigSecretName) || !strings.Contains(err.Error(), contract.AdminKeyringSecretName) {
 		t.Errorf("a namespace without the cluster's Secrets: %v", err)
 	}
+	// The Secrets there, without the keys the connection needs.
+	for _, sec := range []*corev1.Secret{cfg, admin} {
+		empty := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ceph-empty", Name: sec.Name}}
+		if err := cl.Create(context.Background(), empty); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.Namespace = "ceph-empty"
+	if _, err := r.conn(context.Background(), &scope{d: other}); !errors.Is(err, errClusterMissing) ||
+		!strings.Contains(err.Error(), contract.ConfigSecretName+"/"+contract.ConfigSecretMonHostKey) {
+		t.Errorf("a namespace whose Secrets lack the keys: %v", err)
+	}
 }
