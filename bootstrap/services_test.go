@@ -4,10 +4,20 @@
 package bootstrap
 
 import (
+	"context"
+	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
@@ -75,5 +85,60 @@ func TestServiceDrifted(t *testing.T) {
 				t.Errorf("serviceDrifted = %v, want %v", got, tc.drift)
 			}
 		})
+	}
+}
+
+// TestEnsureServices: the first mgr creates the cluster's two Services,
+// owned by it, with one Event; the next run changes nothing and says
+// nothing; an earlier version's per-mgr Service is removed when the mgr
+// controls it, and one that another object controls stays.
+func TestEnsureServices(t *testing.T) {
+	ctx := context.Background()
+	a := mgr("rook-ceph-mgr-a", "a", "uid-a")
+	legacy := func(name string, owner *appsv1.Deployment) *corev1.Service {
+		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: name, UID: types.UID("uid-" + name),
+			Labels: map[string]string{contract.LabelApp: contract.AppName}}}
+		if owner != nil {
+			s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: owner.Name, UID: owner.UID, Controller: ptrTo(true)}}
+		} else {
+			rookControlled(s)
+		}
+		return s
+	}
+	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).
+		WithObjects(a, legacy(contract.LegacyMetricsServiceName("a"), a), legacy(contract.LegacyDashboardServiceName("a"), nil)).Build()
+	rec := events.NewFakeRecorder(8)
+	r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec}
+	drain := func() (out []string) {
+		for len(rec.Events) > 0 {
+			out = append(out, <-rec.Events)
+		}
+		return out
+	}
+	if err := r.ensureServices(ctx, &scope{d: a, id: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{contract.MetricsServiceName, contract.DashboardServiceName} {
+		svc := &corev1.Service{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: "rook-ceph", Name: name}, svc); err != nil || !isOwner(svc, a) {
+			t.Errorf("Service %s: %v, owned by the mgr: %v", name, err, isOwner(svc, a))
+		}
+	}
+	first := drain()
+	if len(first) != 2 || !strings.Contains(first[0], ReasonServicesReady) || !strings.Contains(first[1], ReasonServicesMigrated) {
+		t.Errorf("events of the first run %q, want %s then %s", first, ReasonServicesReady, ReasonServicesMigrated)
+	}
+	gone := &corev1.Service{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: "rook-ceph", Name: contract.LegacyMetricsServiceName("a")}, gone); !apierrors.IsNotFound(err) {
+		t.Errorf("the mgr's legacy Service stayed: %v", err)
+	}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: "rook-ceph", Name: contract.LegacyDashboardServiceName("a")}, gone); err != nil {
+		t.Errorf("a legacy-named Service another object controls was removed: %v", err)
+	}
+	if err := r.ensureServices(ctx, &scope{d: a, id: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if again := drain(); len(again) != 0 {
+		t.Errorf("a second run said %q", again)
 	}
 }
