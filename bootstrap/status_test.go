@@ -12,12 +12,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
@@ -192,5 +194,53 @@ func TestRecreatedDeploymentIsNotStale(t *testing.T) {
 	}
 	if st, _ := StatusOf(stored); st.Phase == "" {
 		t.Errorf("no status written for the new Deployment: the reconcile did not act (result %+v, %v)", res, err)
+	}
+}
+
+// TestSaveStatusGenerations: the write moves the generation from g to g+1
+// (the API server copies annotations to ReplicaSets), so the status says
+// observedGeneration g+1 and the write is remembered for the stale-cache
+// guard; a status as written is not written again; a write that keeps
+// meeting conflicts gives up after five tries with the conflict.
+func TestSaveStatusGenerations(t *testing.T) {
+	ctx := context.Background()
+	d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+	d.Generation = 3
+	patches := 0
+	conflict := false
+	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			patches++
+			if conflict {
+				return apierrors.NewConflict(appsv1.Resource("deployments"), obj.GetName(), errors.New("the object has been modified"))
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	r := &Reconciler{Client: cl, APIReader: cl, Recorder: events.NewFakeRecorder(4), seal: testSealer()}
+	cur := &appsv1.Deployment{}
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(d), cur); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.saveStatus(ctx, cur, Status{Phase: PhaseReady, ObservedGeneration: 3}); err != nil {
+		t.Fatal(err)
+	}
+	stored := &appsv1.Deployment{}
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(d), stored); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := StatusOf(stored); err != nil || st.ObservedGeneration != 4 || st.Phase != PhaseReady {
+		t.Errorf("stored status %+v (%v), want Ready at observedGeneration 4", st, err)
+	}
+	if g, ok := r.written.Load(d.UID); !ok || g.(int64) != stored.Generation {
+		t.Errorf("written %v, want the generation patched (%d)", g, stored.Generation)
+	}
+	patches = 0
+	if err := r.saveStatus(ctx, stored, Status{Phase: PhaseReady, ObservedGeneration: 4}); err != nil || patches != 0 {
+		t.Errorf("the same status again: %d patches, %v", patches, err)
+	}
+	conflict, patches = true, 0
+	err := r.saveStatus(ctx, stored, Status{Phase: PhaseError, ObservedGeneration: 4, LastError: "boom"})
+	if !apierrors.IsConflict(err) || patches != 5 {
+		t.Errorf("under conflicts: %d patches, %v; want 5 and the conflict", patches, err)
 	}
 }
