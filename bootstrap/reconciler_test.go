@@ -43,7 +43,8 @@ func TestStaleCacheGuard(t *testing.T) {
 			d.Generation, d.Labels[contract.LabelManaged] = tc.generation, "false"
 			d.Finalizers = []string{contract.FinalizerCephxKey}
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
-			r := &Reconciler{Client: cl, APIReader: cl, Recorder: events.NewFakeRecorder(4)}
+			rec := events.NewFakeRecorder(4)
+			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec}
 			r.written.Store(d.UID, int64(written))
 			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 			if err != nil {
@@ -56,6 +57,13 @@ func TestStaleCacheGuard(t *testing.T) {
 			acted := !slices.Contains(got.Finalizers, contract.FinalizerCephxKey)
 			if acted != tc.acted {
 				t.Errorf("acted %v, want %v", acted, tc.acted)
+			}
+			var event string
+			if len(rec.Events) > 0 {
+				event = <-rec.Events
+			}
+			if released := strings.Contains(event, ReasonReleased); released != tc.acted {
+				t.Errorf("event %q: a %s Event is due exactly when the mgr is let go", event, ReasonReleased)
 			}
 			if !tc.acted && res.RequeueAfter != time.Second {
 				t.Errorf("a stale read is looked at again in %s, want 1s", res.RequeueAfter)
