@@ -54,9 +54,8 @@ import (
 )
 
 // previousRelease is the commit users upgrade from: the last release's tag
-// commit. Until v0.1.0 is out it is main as CI last passed it before the
-// release (stop 36); after each release, set it to that release's commit.
-const previousRelease = "8e1d58d17403d2e704e5eafb371ed73ab6334618"
+// commit (v0.1.0). After each release, set it to that release's commit.
+const previousRelease = "f210a2c538f848f0606d1b482b9345dd159ef820"
 
 const (
 	installNamespace = "mgr-webhook-system"
