@@ -307,11 +307,14 @@ func (c *cluster) startWebhook(r *release, in components, name string) *webhookR
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	p, err := testenv.SpawnReady(c.ctx, filepath.Join(r.bin, "mgr-webhook"), filepath.Join(logDir(c.t), name+".log"), probe, 90*time.Second,
+	// StopAtCleanup prints the log when the test fails; a replica that never
+	// gets ready prints it here.
+	log := filepath.Join(c.t.TempDir(), name+".log")
+	p, err := testenv.SpawnReady(c.ctx, filepath.Join(r.bin, "mgr-webhook"), log, probe, 90*time.Second,
 		args(in.webhook, "--kubeconfig="+c.kubeconfigAs("mgr-webhook"), "--cert-dir="+c.t.TempDir(), "--host="+c.hostIP,
 			"--port="+strconv.Itoa(port), "--policy="+in.policy, "--metrics-bind-address=0", "--namespace="+installNamespace, "--pod-name="+name)...)
 	if err != nil {
-		c.t.Fatalf("%s: %v\n%s", name, err, readLog(filepath.Join(logDir(c.t), name+".log")))
+		c.t.Fatalf("%s: %v\n%s", name, err, readLog(log))
 	}
 	p.StopAtCleanup(c.t, 10*time.Second)
 	ready, proto, portName, pp := true, corev1.ProtocolTCP, "https", int32(port)
@@ -374,7 +377,7 @@ func (c *cluster) startController(r *release, in components, name string) *contr
 		c.t.Fatal(err)
 	}
 	metrics := fmt.Sprintf("127.0.0.1:%d", mport)
-	log := filepath.Join(logDir(c.t), name+".log")
+	log := filepath.Join(c.t.TempDir(), name+".log")
 	p, err := testenv.SpawnReady(c.ctx, filepath.Join(r.bin, "mgr-bootstrap"), log, probe, 90*time.Second,
 		args(in.controller, "--kubeconfig="+c.kubeconfigAs("mgr-bootstrap"), "--policy="+in.policy, "--metrics-bind-address="+metrics,
 			"--metrics-secure=false", "--pod-name="+name, "--adopt-existing-keys="+cephNamespace, "--ceph-connect-timeout=5s",
@@ -405,28 +408,6 @@ func (r *controllerReplica) reconciled(ctx context.Context) int {
 		}
 	}
 	return 0
-}
-
-var logsOnce sync.Map
-
-// logDir holds the components' logs; they are printed when the test fails.
-func logDir(t *testing.T) string {
-	t.Helper()
-	if d, ok := logsOnce.Load(t.Name()); ok {
-		return d.(string)
-	}
-	d := t.TempDir()
-	logsOnce.Store(t.Name(), d)
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		files, _ := filepath.Glob(filepath.Join(d, "*.log"))
-		for _, f := range files {
-			t.Logf("==> %s\n%s", filepath.Base(f), readLog(f))
-		}
-	})
-	return d
 }
 
 // readLog is a log's last 8 KiB.
@@ -541,9 +522,8 @@ func (c *cluster) state(id string) mgrState {
 	return s
 }
 
-// mgrReady applies manifest with kubectl (client-side, as a user or a GitOps
-// tool does) and waits for the controller to bring the mgr to Ready with
-// its pod Ready.
+// applyMgr applies manifest with kubectl (client-side, as a user or a GitOps
+// tool does), retried until the webhook's cache has the cluster objects.
 func (c *cluster) applyMgr(manifest []byte) {
 	c.t.Helper()
 	var out []byte
@@ -559,6 +539,8 @@ func (c *cluster) applyMgr(manifest []byte) {
 	}
 }
 
+// waitReady waits for the controller to bring mgr id to Ready at its current
+// generation, with its pod Ready.
 func (c *cluster) waitReady(id string) {
 	c.t.Helper()
 	var st bootstrap.Status
