@@ -325,6 +325,14 @@ func templated(o *unstructured.Unstructured) (string, error) {
 			return "", err
 		}
 	}
+	// mgr-policy judges what the mutating webhook judges: a namespaced
+	// install's Ceph namespaces only.
+	if o.GetKind() == "ValidatingAdmissionPolicy" && o.GetName() == "mgr-policy" {
+		exprs, _, _ := unstructured.NestedSlice(o.Object, "spec", "matchConstraints", "namespaceSelector", "matchExpressions")
+		if err := unstructured.SetNestedSlice(o.Object, append(exprs, namespacesMark), "spec", "matchConstraints", "namespaceSelector", "matchExpressions"); err != nil {
+			return "", err
+		}
+	}
 	if o.GetKind() == "ClusterRoleBinding" && slices.Contains(namespacedBindings, o.GetName()) {
 		return namespacedBinding(o)
 	}
