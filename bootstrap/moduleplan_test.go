@@ -319,3 +319,30 @@ func TestParseVersion(t *testing.T) {
 		t.Error("an image tag parsed as a daemon banner")
 	}
 }
+
+// TestModuleReleaseRulesOnBothSides: each release rule of the module
+// planner at the release where it starts, the one before and the one after.
+func TestModuleReleaseRulesOnBothSides(t *testing.T) {
+	cases := map[string]map[string]string{ // module -> release -> the module enabled ("" for none)
+		"rook": {
+			"13.2.10": "", "14.0.0": "rook", "14.2.22": "rook", "19.2.3": "rook",
+			"20.1.9": "rook", "20.2.0": "", "20.2.7": "", "20.3.0": "rook", "21.2.0": "rook",
+		},
+		"orchestrator_cli": {
+			"13.2.10": "", "14.0.0": "orchestrator_cli", "14.2.22": "orchestrator_cli", "15.0.0": "orchestrator", "15.2.17": "orchestrator",
+		},
+		"prometheus": {"13.2.10": "prometheus", "20.2.0": "prometheus"},
+	}
+	for module, releases := range cases {
+		for release, want := range releases {
+			rel, err := ceph.ParseVersion("ceph version " + release + " (0) x (stable)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, why := moduleFor(module, rel)
+			if got != want || (got == "") != (why != "") {
+				t.Errorf("%s on %s: %q (%s), want %q", module, release, got, why, want)
+			}
+		}
+	}
+}

@@ -58,6 +58,11 @@ func TestBound(t *testing.T) {
 			t.Errorf("code %d after reading %d bytes; want 413 after none", w.Code, body.n)
 		}
 	})
+	t.Run("declared at the limit: served", func(t *testing.T) {
+		if w := serve(bytes.NewReader(make([]byte, MaxRequestBytes)), MaxRequestBytes, false); w.Code != http.StatusOK {
+			t.Errorf("a request of exactly %d bytes: %d, want 200", MaxRequestBytes, w.Code)
+		}
+	})
 	t.Run("undeclared over the limit: cut at the limit", func(t *testing.T) {
 		body := &countingReader{r: bytes.NewReader(make([]byte, 2*MaxRequestBytes))}
 		if w := serve(body, -1, false); w.Code != http.StatusBadRequest || body.n > MaxRequestBytes+64<<10 {
@@ -78,6 +83,12 @@ func TestBound(t *testing.T) {
 		}
 		if w := serve(strings.NewReader("xx"), -1, false); w.Code != http.StatusTooManyRequests {
 			t.Errorf("a request of unknown length counts as large: %d", w.Code)
+		}
+		// The small pool's bound on both sides, and an empty body.
+		for length, want := range map[int64]int{0: http.StatusOK, b.SmallBytes: http.StatusOK, b.SmallBytes + 1: http.StatusTooManyRequests} {
+			if w := serve(strings.NewReader(strings.Repeat("x", int(length))), length, false); w.Code != want {
+				t.Errorf("a request of %d bytes beside a full large pool (small up to %d): %d, want %d", length, b.SmallBytes, w.Code, want)
+			}
 		}
 		close(release)
 		if code := <-done; code != http.StatusOK {
