@@ -167,6 +167,7 @@ func TestScaleValidator(t *testing.T) {
 		code  int32
 	}{
 		"mgr to 3":           {req("rook-ceph-mgr-a", 3, nil), false, 422},
+		"mgr to 2":           {req("rook-ceph-mgr-a", 2, nil), false, 422},
 		"mgr to 1":           {req("rook-ceph-mgr-a", 1, nil), true, 0},
 		"opted-out mgr to 3": {req("rook-ceph-mgr-z", 3, nil), false, 422},
 		"exempt mgr to 3":    {req("rook-ceph-mgr-x", 3, nil), true, 0},

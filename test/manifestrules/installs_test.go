@@ -191,9 +191,12 @@ func buildChartInstalls() ([]install, error) {
 
 // kustomize builds dir with kustomize's library, the version kubectl
 // kustomize embeds (sigs.k8s.io/kustomize/api in go.mod, the one k8s.io/kubectl
-// requires): in process, a build takes a tenth of kubectl's start-up.
+// requires, with its options; test/manifests' TestKustomizeLibraryBuildsAsKubectl
+// compares the two): in process, a build takes a tenth of kubectl's start-up.
 func kustomize(dir string) ([]*unstructured.Unstructured, error) {
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionLegacy // kubectl kustomize's default
+	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
@@ -413,5 +415,42 @@ func TestCertManagerOverlay(t *testing.T) {
 		if got := u.GetAnnotations()["cert-manager.io/inject-ca-from"]; got != cert.Namespace+"/"+cert.Name {
 			t.Errorf("%s inject-ca-from %q, want %s/%s", key, got, cert.Namespace, cert.Name)
 		}
+	}
+}
+
+// TestKustomizeLibraryBuildsAsKubectl: test/manifestrules builds the
+// overlays with kustomize's library in process (for speed under mutation
+// testing); what it judges is what kubectl kustomize, which users run,
+// builds.
+func TestKustomizeLibraryBuildsAsKubectl(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, overlay := range overlays {
+		t.Run(overlay, func(t *testing.T) {
+			path, err := testenv.Kustomize(filepath.Join(root, "manifests", overlay))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(path)
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := krusty.MakeDefaultOptions()
+			opts.Reorder = krusty.ReorderOptionLegacy // kubectl kustomize's default
+			m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "manifests", overlay))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.AsYaml()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("kustomize's library builds %d bytes, kubectl kustomize %d, not the same: the versions or options differ (sigs.k8s.io/kustomize/api in test/go.mod against the kubectl built by hack/build-binaries.sh)", len(got), len(want))
+			}
+		})
 	}
 }
