@@ -211,6 +211,11 @@ func TestSaveStatusGenerations(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).
 		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			patches++
+			if patches > 50 {
+				// A retry loop that never gives up ends here, and fails
+				// the count below, instead of hanging the test.
+				return errors.New("retried without end")
+			}
 			if conflict {
 				return apierrors.NewConflict(appsv1.Resource("deployments"), obj.GetName(), errors.New("the object has been modified"))
 			}
