@@ -3,10 +3,14 @@
 # module proxy into a cache outside the repository, keyed by version, so that
 # envtest, the e2e suite and `make demo` run against the genuine components.
 # Already-built binaries are skipped. Prints the asset directory on stdout's
-# last line.
+# last line; with --kube-version, only the Kubernetes version it builds.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.37.2}
+if [[ ${1:-} == --kube-version ]]; then
+  echo "$K8S_VERSION"
+  exit 0
+fi
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 CACHE_ROOT=${MGR_WEBHOOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mgr-webhook}

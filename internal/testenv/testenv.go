@@ -25,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -34,7 +33,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
@@ -335,12 +333,12 @@ func CreateKinds(ctx context.Context, cl client.Client, kustomization string, ki
 	if err != nil {
 		return 0, err
 	}
+	objs, err := Objects(data)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			return n, err
-		}
+	for _, u := range objs {
 		if !slices.Contains(kinds, u.GetKind()) {
 			continue
 		}

@@ -9,9 +9,7 @@
 package helm
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -35,7 +33,6 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"helm.sh/helm/v3/pkg/strvals"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -95,24 +92,11 @@ func objects(t *testing.T, manifest string) map[string]*unstructured.Unstructure
 // documents are the rendered YAML's objects, in order.
 func documents(t *testing.T, manifest string) []*unstructured.Unstructured {
 	t.Helper()
-	var out []*unstructured.Unstructured
-	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifest)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			t.Fatalf("%v:\n%s", err, doc)
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
-		}
+	objs, err := testenv.Objects([]byte(manifest))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return objs
 }
 
 // TestChartLints: helm lint in both modes, for the Kubernetes under test,

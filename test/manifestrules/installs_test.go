@@ -13,27 +13,21 @@
 package manifestrules
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/test/internal/helmchart"
+	"github.com/rook-mgr/mgr-webhook/test/internal/kustomized"
 )
 
 // install is one shipped way to install, as the objects it creates.
@@ -49,6 +43,9 @@ type install struct {
 	// ServiceMonitors and the metrics reader's binding).
 	monitoring bool
 	objs       []*unstructured.Unstructured
+	// build makes objs, on first use: a test that fails on the first
+	// install (under make mutation's -failfast) builds no other.
+	build func() ([]*unstructured.Unstructured, error)
 }
 
 func (in install) get(kind, name string) *unstructured.Unstructured {
@@ -73,13 +70,11 @@ func (in install) serves(ns string) bool {
 	return false
 }
 
-// remoteRef is how the README refers to this repository's kustomizations.
-var remoteRef = regexp.MustCompile(`https://github\.com/rook-mgr/mgr-webhook//([^?\s]+)\?ref=\S+`)
+// installs are listed once per test binary, and each is built once, when a
+// test first needs it.
+var installs = sync.OnceValues(listInstalls)
 
-// installs are built once per test binary.
-var installs = sync.OnceValues(buildInstalls)
-
-func buildInstalls() ([]install, error) {
+func listInstalls() ([]install, error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, err
@@ -92,18 +87,21 @@ func buildInstalls() ([]install, error) {
 		return nil, fmt.Errorf("%s=%q: want kustomize, chart, or nothing (both)", installsVar, from)
 	}
 	if from != "chart" {
-		kustomized, err := buildKustomizeInstalls(root)
+		fromKustomize, err := kustomizeInstalls(root)
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, kustomized...)
+		all = append(all, fromKustomize...)
 	}
 	if from != "kustomize" {
-		charted, err := buildChartInstalls()
+		charted, err := chartInstalls()
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, charted...)
+	}
+	for i := range all {
+		all[i].build = sync.OnceValues(all[i].build)
 	}
 	return all, nil
 }
@@ -111,28 +109,20 @@ func buildInstalls() ([]install, error) {
 // installsVar narrows the installs to those of kustomize or of the chart.
 const installsVar = "MANIFESTRULES_INSTALLS"
 
-func buildKustomizeInstalls(root string) ([]install, error) {
+func kustomizeInstalls(root string) ([]install, error) {
 	var all []install
 	for _, mode := range []string{"self-signed", "cert-manager"} {
-		objs, err := kustomize(filepath.Join(root, "manifests", "overlays", mode))
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, install{name: "overlays/" + mode, ns: "mgr-webhook-system", selfSigned: mode == "self-signed", objs: objs})
+		dir := filepath.Join(root, "manifests", "overlays", mode)
+		all = append(all, install{name: "overlays/" + mode, ns: "mgr-webhook-system", selfSigned: mode == "self-signed",
+			build: func() ([]*unstructured.Unstructured, error) { return kustomize(dir) }})
 	}
 	// An overlay with the monitoring component, as the README adds it.
-	dir, err := testenv.KustomizationInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../manifests/overlays/cert-manager]\ncomponents: [../manifests/components/monitoring]\n")
-	if err != nil {
-		return nil, err
-	}
-	objs, err := kustomize(dir)
-	os.RemoveAll(dir)
-	if err != nil {
-		return nil, err
-	}
-	all = append(all, install{name: "overlays/cert-manager+monitoring", ns: "mgr-webhook-system", monitoring: true, objs: objs})
+	all = append(all, install{name: "overlays/cert-manager+monitoring", ns: "mgr-webhook-system", monitoring: true,
+		build: func() ([]*unstructured.Unstructured, error) {
+			return kustomizeInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../manifests/overlays/cert-manager]\ncomponents: [../manifests/components/monitoring]\n")
+		}})
 	// The README's overlay, which moves the install to another namespace.
-	block, err := testenv.READMEBlock("kustomize-overlay")
+	block, err := testenv.READMEKustomization("kustomize-overlay")
 	if err != nil {
 		return nil, err
 	}
@@ -143,22 +133,14 @@ func buildKustomizeInstalls(root string) ([]install, error) {
 		return nil, errors.New("the README's kustomize-overlay block sets no namespace of its own")
 	}
 	for _, mode := range []string{"self-signed", "cert-manager"} {
-		overlay := remoteRef.ReplaceAllString(strings.ReplaceAll(block, "overlays/cert-manager", "overlays/"+mode), "../$1")
-		dir, err := testenv.KustomizationInCheckout(overlay)
-		if err != nil {
-			return nil, err
-		}
-		objs, err := kustomize(dir)
-		os.RemoveAll(dir)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, install{name: "relocated/" + mode, ns: k.Namespace, selfSigned: mode == "self-signed", objs: objs})
+		overlay := strings.ReplaceAll(block, "overlays/cert-manager", "overlays/"+mode)
+		all = append(all, install{name: "relocated/" + mode, ns: k.Namespace, selfSigned: mode == "self-signed",
+			build: func() ([]*unstructured.Unstructured, error) { return kustomizeInCheckout(overlay) }})
 	}
 	return all, nil
 }
 
-func buildChartInstalls() ([]install, error) {
+func chartInstalls() ([]install, error) {
 	var all []install
 	charts := []struct {
 		name, ns, values       string
@@ -176,56 +158,37 @@ func buildChartInstalls() ([]install, error) {
 		if err != nil {
 			return nil, err
 		}
-		manifest, err := helmchart.RenderChart(c.ns, vals)
-		if err != nil {
-			return nil, err
-		}
-		objs, err := parse([]byte(manifest))
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, install{name: c.name, ns: c.ns, selfSigned: c.selfSigned, monitoring: c.monitoring, cephNamespaces: c.cephNamespaces, objs: objs})
+		all = append(all, install{name: c.name, ns: c.ns, selfSigned: c.selfSigned, monitoring: c.monitoring, cephNamespaces: c.cephNamespaces,
+			build: func() ([]*unstructured.Unstructured, error) {
+				manifest, err := helmchart.RenderChart(c.ns, vals)
+				if err != nil {
+					return nil, err
+				}
+				return testenv.Objects([]byte(manifest))
+			}})
 	}
 	return all, nil
 }
 
-// kustomize builds dir with kustomize's library, the version kubectl
-// kustomize embeds (sigs.k8s.io/kustomize/api in go.mod, the one k8s.io/kubectl
-// requires, with its options; test/manifests' TestKustomizeLibraryBuildsAsKubectl
-// compares the two): in process, a build takes a tenth of kubectl's start-up.
-func kustomize(dir string) ([]*unstructured.Unstructured, error) {
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionLegacy // kubectl kustomize's default
-	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+// kustomizeInCheckout builds a kustomization written into the checkout
+// (testenv.KustomizationInCheckout).
+func kustomizeInCheckout(content string) ([]*unstructured.Unstructured, error) {
+	dir, err := testenv.KustomizationInCheckout(content)
 	if err != nil {
 		return nil, err
 	}
-	data, err := m.AsYaml()
-	if err != nil {
-		return nil, err
-	}
-	return parse(data)
+	defer os.RemoveAll(dir)
+	return kustomize(dir)
 }
 
-func parse(data []byte) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			return nil, err
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+// kustomize builds dir as kubectl kustomize does, in process: a build takes
+// a tenth of kubectl's start-up.
+func kustomize(dir string) ([]*unstructured.Unstructured, error) {
+	data, err := kustomized.Build(dir)
+	if err != nil {
+		return nil, err
 	}
+	return testenv.Objects(data)
 }
 
 // eachInstall runs f for every shipped install.
@@ -236,6 +199,13 @@ func eachInstall(t *testing.T, f func(t *testing.T, in install)) {
 		t.Fatal(err)
 	}
 	for _, in := range all {
-		t.Run(in.name, func(t *testing.T) { f(t, in) })
+		t.Run(in.name, func(t *testing.T) {
+			objs, err := in.build()
+			if err != nil {
+				t.Fatalf("building %s: %v", in.name, err)
+			}
+			in.objs = objs
+			f(t, in)
+		})
 	}
 }

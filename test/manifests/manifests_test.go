@@ -8,11 +8,8 @@
 package manifests
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -30,13 +27,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/kustomized"
 )
 
 var overlays = []string{"base", "overlays/self-signed", "overlays/cert-manager"}
@@ -53,15 +48,27 @@ func build(t *testing.T, overlay string) (string, objects) {
 	return buildDir(t, filepath.Join(root, "manifests", overlay))
 }
 
-// buildDir builds any kustomization directory.
+// buildDir builds any kustomization directory, as kubectl kustomize does
+// (kustomized), into a file that the tests may apply.
 func buildDir(t *testing.T, dir string) (string, objects) {
 	t.Helper()
-	path, err := testenv.Kustomize(dir)
+	data, err := kustomized.Build(dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	f, err := os.CreateTemp("", "mgr-webhook-manifests-*.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.Remove(path) })
-	return buildFile(t, path)
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buildFile(t, f.Name())
 }
 
 // buildFile reads rendered manifests.
@@ -71,21 +78,13 @@ func buildFile(t *testing.T, path string) (string, objects) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	docs, err := testenv.Documents(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 	objs := objects{}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil || len(u.Object) == 0 {
-			continue
-		}
-		objs[u.GetKind()+"/"+u.GetName()] = doc
+	for _, d := range docs {
+		objs[d.Object.GetKind()+"/"+d.Object.GetName()] = d.Raw
 	}
 	return path, objs
 }
@@ -418,18 +417,35 @@ func TestCertManagerOverlay(t *testing.T) {
 	}
 }
 
-// TestKustomizeLibraryBuildsAsKubectl: test/manifestrules builds the
-// overlays with kustomize's library in process (for speed under mutation
-// testing); what it judges is what kubectl kustomize, which users run,
-// builds.
+// TestKustomizeLibraryBuildsAsKubectl: these tests and test/manifestrules
+// build with kustomize's library in process (kustomized: no kubectl under
+// mutation testing, and a tenth of its start-up); what they judge is what
+// kubectl kustomize, which users run, builds: every overlay, and the README's
+// kustomizations, which add a namespace and the components.
 func TestKustomizeLibraryBuildsAsKubectl(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
+	dirs := map[string]string{}
 	for _, overlay := range overlays {
-		t.Run(overlay, func(t *testing.T) {
-			path, err := testenv.Kustomize(filepath.Join(root, "manifests", overlay))
+		dirs[overlay] = filepath.Join(root, "manifests", overlay)
+	}
+	for _, block := range []string{"kustomize-overlay", "kustomize-monitoring"} {
+		k, err := testenv.READMEKustomization(block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, err := testenv.KustomizationInCheckout(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		dirs["README "+block] = dir
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			path, err := testenv.Kustomize(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -438,13 +454,7 @@ func TestKustomizeLibraryBuildsAsKubectl(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := krusty.MakeDefaultOptions()
-			opts.Reorder = krusty.ReorderOptionLegacy // kubectl kustomize's default
-			m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "manifests", overlay))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := m.AsYaml()
+			got, err := kustomized.Build(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

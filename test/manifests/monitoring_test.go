@@ -25,11 +25,11 @@ import (
 // components, on overlay instead of the README's, from the checkout.
 func withComponents(t *testing.T, overlay string) (string, objects) {
 	t.Helper()
-	block, err := testenv.READMEBlock("kustomize-monitoring")
+	block, err := testenv.READMEKustomization("kustomize-monitoring")
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := remoteRef.ReplaceAllString(strings.ReplaceAll(block, "manifests/overlays/cert-manager", "manifests/"+overlay), "../$1")
+	k := strings.ReplaceAll(block, "manifests/overlays/cert-manager", "manifests/"+overlay)
 	if !strings.Contains(k, "../manifests/components/monitoring") || !strings.Contains(k, "../manifests/components/network-policy") {
 		t.Fatalf("the README's kustomization adds not both components:\n%s", block)
 	}

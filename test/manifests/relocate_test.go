@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -22,16 +21,13 @@ import (
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
-// remoteRef is how the README refers to this repository's kustomizations.
-var remoteRef = regexp.MustCompile(`https://github\.com/rook-mgr/mgr-webhook//([^?\s]+)\?ref=\S+`)
-
 // TestOverlayInAnotherNamespace runs the README's kustomization, which installs
 // into another namespace by its `namespace:` line, in both certificate modes:
 // every reference to the namespace follows (nothing says mgr-webhook-system),
 // the build server-dry-runs, and the RoleBindings bind the ServiceAccounts of
 // the new namespace.
 func TestOverlayInAnotherNamespace(t *testing.T) {
-	block, err := testenv.READMEBlock("kustomize-overlay")
+	block, err := testenv.READMEKustomization("kustomize-overlay")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,13 +45,8 @@ func TestOverlayInAnotherNamespace(t *testing.T) {
 	defer api.Stop()
 	for _, mode := range []string{"cert-manager", "self-signed"} {
 		t.Run(mode, func(t *testing.T) {
-			// kustomize takes relative paths only: the overlay lives in the
-			// checkout and points at it instead of GitHub.
+			// The overlay lives in the checkout and points at it instead of GitHub.
 			overlay := strings.ReplaceAll(block, "overlays/cert-manager", "overlays/"+mode)
-			overlay = remoteRef.ReplaceAllString(overlay, "../$1")
-			if overlay == block {
-				t.Fatal("the README's overlay names no https://github.com/rook-mgr/mgr-webhook//...?ref= kustomization")
-			}
 			dir, err := testenv.KustomizationInCheckout(overlay)
 			if err != nil {
 				t.Fatal(err)
@@ -168,7 +159,7 @@ func checkNamespaceReferences(t *testing.T, objs objects, ns, mode string) {
 // configuration such as cert-manager's) keeps their namespaces: the
 // follow-namespace transformer rewrites our objects only.
 func TestRelocationLeavesOthersObjectsAlone(t *testing.T) {
-	block, err := testenv.READMEBlock("kustomize-overlay")
+	block, err := testenv.READMEKustomization("kustomize-overlay")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +183,7 @@ webhooks:
       matchExpressions:
         - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, cert-manager]}
 `
-	k := strings.Replace(remoteRef.ReplaceAllString(block, "../$1"), "resources:\n", "resources:\n  - foreign.yaml\n", 1)
+	k := strings.Replace(block, "resources:\n", "resources:\n  - foreign.yaml\n", 1)
 	dir, err := testenv.KustomizationInCheckout(k)
 	if err != nil {
 		t.Fatal(err)

@@ -235,7 +235,8 @@ var failLine = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
 // installs named) and returns the tests that fail
 // (the deepest subtests), or the whole output when the binary fails otherwise.
 func judge(dir, bin string, s suite, installs string) ([]string, string) {
-	args := []string{"-test.count=1"}
+	// One failed test kills the mutant: -failfast stops there.
+	args := []string{"-test.count=1", "-test.failfast"}
 	if s.run != "" {
 		args = append(args, "-test.run", s.run)
 	}

@@ -89,10 +89,23 @@ func ChartInCheckout(ns, valuesDoc string) (string, error) {
 
 // KubernetesVersion is the version the kube-apiserver under test reports
 // (hack/build-binaries.sh stamps it), asked once per test binary: every
-// render needs it.
+// render needs it. CHART_KUBE_VERSION names it instead where no
+// kube-apiserver is needed otherwise: make mutation renders the chart for
+// the version hack/build-binaries.sh --kube-version prints, without building
+// Kubernetes.
 var KubernetesVersion = sync.OnceValues(kubernetesVersion)
 
+// kubeVersionVar overrides asking the kube-apiserver.
+const kubeVersionVar = "CHART_KUBE_VERSION"
+
 func kubernetesVersion() (*chartutil.KubeVersion, error) {
+	if v := os.Getenv(kubeVersionVar); v != "" {
+		kv, err := chartutil.ParseKubeVersion(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: %w", kubeVersionVar, v, err)
+		}
+		return kv, nil
+	}
 	dir, err := testenv.AssetsDir()
 	if err != nil {
 		return nil, err
