@@ -41,13 +41,23 @@ read -r -a pkgs <<< "${MUTATION_PACKAGES:-./mutate ./webhook ./certs ./inject ./
 # Go mutants' builds leave about an eighth of 2 cores idle (file I/O, each
 # package's last mutants), which they take (measured: 1.95 cores busy on
 # average instead of 1.75).
-manifests_log=
+report='' manifests_log='' manifests_pid='' tool=''
+# Stopped early, nothing is left running or behind.
+trap '[[ -z $manifests_pid ]] || kill "$manifests_pid" 2>/dev/null || true; rm -rf "$tool" "$manifests_log" "$report"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# The tool is built first and exec'd, so that $! is the tool itself: go run
+# would leave it running when this script stops early.
 if [[ " ${pkgs[*]} " == *" manifests "* ]]; then
   manifests_log=$(mktemp)
-  CHART_KUBE_VERSION=$(./hack/build-binaries.sh --kube-version) \
-    nice -n 19 go -C test run ./cmd/manifest-mutants -workers "${MUTATION_WORKERS:-2}" >"$manifests_log" 2>&1 &
+  tool=$(mktemp -d)
+  kube_version=$(./hack/build-binaries.sh --kube-version)
+  (
+    cd test
+    nice -n 19 go build -o "$tool/manifest-mutants" ./cmd/manifest-mutants
+    CHART_KUBE_VERSION=$kube_version exec nice -n 19 "$tool/manifest-mutants" -workers "${MUTATION_WORKERS:-2}"
+  ) >"$manifests_log" 2>&1 &
   manifests_pid=$!
-  trap 'kill "$manifests_pid" 2>/dev/null || true' EXIT
 fi
 for pkg in "${pkgs[@]}"; do
   [[ $pkg == manifests ]] && continue
@@ -76,6 +86,5 @@ if [[ -n $manifests_log ]]; then
   echo "## manifests"
   wait "$manifests_pid" || status=1
   cat "$manifests_log" >&2
-  rm -f "$manifests_log"
 fi
 exit $status

@@ -56,19 +56,11 @@ func buildDir(t *testing.T, dir string) (string, objects) {
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
-	f, err := os.CreateTemp("", "mgr-webhook-manifests-*.yaml")
-	if err != nil {
+	path := filepath.Join(t.TempDir(), "build.yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.Remove(f.Name()) })
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buildFile(t, f.Name())
+	return path, parseBuild(t, path, data)
 }
 
 // buildFile reads rendered manifests.
@@ -78,6 +70,12 @@ func buildFile(t *testing.T, path string) (string, objects) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, parseBuild(t, path, data)
+}
+
+// parseBuild indexes a build's documents by kind/name.
+func parseBuild(t *testing.T, path string, data []byte) objects {
+	t.Helper()
 	docs, err := testenv.Documents(data)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -86,7 +84,7 @@ func buildFile(t *testing.T, path string) (string, objects) {
 	for _, d := range docs {
 		objs[d.Object.GetKind()+"/"+d.Object.GetName()] = d.Raw
 	}
-	return path, objs
+	return objs
 }
 
 func (o objects) get(t *testing.T, key string, into any) {

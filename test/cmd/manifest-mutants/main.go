@@ -23,11 +23,13 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -125,6 +127,15 @@ func run(workers int, only string, list bool) error {
 		return err
 	}
 	defer os.RemoveAll(work)
+	// Stopped early (make mutation stops it with its own run), the copies
+	// and test binaries go too.
+	stopped := make(chan os.Signal, 1)
+	signal.Notify(stopped, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-stopped
+		os.RemoveAll(work)
+		os.Exit(1)
+	}()
 	binaries := map[suite]string{}
 	for _, s := range []suite{rules, kustomize, chart} {
 		bin := filepath.Join(work, strings.Trim(s.pkg, "./")+".test")
