@@ -11,8 +11,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 func TestMain(m *testing.M) {
@@ -125,12 +123,17 @@ func TestRedact(t *testing.T) {
 	}
 }
 
-// The real CLI reports its release without a cluster; a binary that is no
-// ceph CLI is an error, not a zero version.
+// A CLI's release is read from its --version banner; a binary that is no
+// ceph CLI is an error, not a zero version. The installed CLI's own banner
+// is read in live_test.go (TestInstalledCLIVersion).
 func TestCLIVersion(t *testing.T) {
-	v, err := (&Runner{}).CLIVersion(context.Background())
-	if err != nil || !v.AtLeast(contract.Pacific) {
-		t.Errorf("the installed CLI: %v, %v; want Pacific or later", v, err)
+	cli := filepath.Join(t.TempDir(), "ceph")
+	banner := "#!/bin/sh\necho 'ceph version 18.2.4 (e7ad5345525c7aa95470c26863873b581076945d) reef (stable)'\n"
+	if err := os.WriteFile(cli, []byte(banner), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := (&Runner{Binary: cli}).CLIVersion(context.Background()); err != nil || v != (Version{Major: 18, Minor: 2, Patch: 4}) {
+		t.Errorf("a Reef CLI: %v, %v; want 18.2.4", v, err)
 	}
 	if v, err := (&Runner{Binary: "/bin/false"}).CLIVersion(context.Background()); err == nil {
 		t.Errorf("/bin/false reported release %v", v)

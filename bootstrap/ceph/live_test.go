@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
 )
 
@@ -41,6 +42,14 @@ func startLive() (stop func(), err error) {
 
 func liveConn() Conn {
 	return Conn{Cluster: "rook-ceph", MonHost: live.MonHost, AdminKeyring: []byte(live.AdminKeyring)}
+}
+
+// The real CLI reports its release without a cluster.
+func TestInstalledCLIVersion(t *testing.T) {
+	v, err := (&Runner{}).CLIVersion(context.Background())
+	if err != nil || !v.AtLeast(contract.Pacific) {
+		t.Errorf("the installed CLI: %v, %v; want Pacific or later", v, err)
+	}
 }
 
 var mgrCaps = []string{"mon", "allow profile mgr", "mds", "allow *", "osd", "allow *"}
