@@ -23,14 +23,14 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/rook-mgr/mgr-webhook/test/internal/scratch"
 )
 
 // suites are the test binaries a mutant of a file is judged by.
@@ -122,20 +122,12 @@ func run(workers int, only string, list bool) error {
 		return err
 	}
 
-	work, err := os.MkdirTemp("", "manifest-mutants-")
+	// Stopped early, the copies and test binaries go too.
+	work, err := scratch.Dir("manifest-mutants-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	// Stopped early (make mutation stops it with its own run), the copies
-	// and test binaries go too.
-	stopped := make(chan os.Signal, 1)
-	signal.Notify(stopped, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-stopped
-		os.RemoveAll(work)
-		os.Exit(1)
-	}()
 	binaries := map[suite]string{}
 	for _, s := range []suite{rules, kustomize, chart} {
 		bin := filepath.Join(work, strings.Trim(s.pkg, "./")+".test")
