@@ -217,7 +217,7 @@ func (r *run) check(fset *token.FileSet, p listed, files []*ast.File) (*types.Pa
 		}
 		return os.Open(f)
 	})}
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
 	pkg, err := conf.Check(p.ImportPath, fset, files, info)
 	if err != nil {
 		return nil, nil, fmt.Errorf("type-checking %s: %w", r.pkg, err)
