@@ -4,6 +4,7 @@
 package bootstrap
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -192,18 +193,35 @@ func (r *Reconciler) runStep(ctx context.Context, conn ceph.Conn, s step, passwo
 	return nil
 }
 
+// UnknownCommandWindow is how long a step may keep meeting "no valid command
+// found": a module's commands register within seconds of its enable (4-10 s
+// measured here), so a command still unknown a minute on is one this
+// release does not have, and waiting out ModuleTimeout would only hold a
+// worker and the namespace's lock.
+const UnknownCommandWindow = time.Minute
+
 // retry repeats a step while the mgr restarts (a module's commands not loaded
 // yet, EBUSY, EAGAIN, no answer), with backoff, under ModuleTimeout (Rook's
-// ExecuteCephCommandWithRetry). Any other answer ends it at once.
+// ExecuteCephCommandWithRetry), an unknown command for UnknownCommandWindow at
+// most. Any other answer ends it at once.
 func (r *Reconciler) retry(ctx context.Context, step func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, r.ModuleTimeout)
 	defer cancel()
+	window := cmp.Or(r.unknownCommandWindow, UnknownCommandWindow)
 	var last error
+	var unknownSince time.Time
 	backoff := wait.Backoff{Duration: r.RetryInterval, Factor: 1.5, Jitter: 0.2, Steps: 1 << 20, Cap: 15 * time.Second}
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		last = step(ctx)
 		if last == nil {
 			return true, nil
+		}
+		if !ceph.IsUnknownCommand(last) {
+			unknownSince = time.Time{}
+		} else if unknownSince.IsZero() {
+			unknownSince = time.Now()
+		} else if time.Since(unknownSince) >= window {
+			return false, last
 		}
 		if ceph.IsRetryable(last) {
 			return false, nil
@@ -244,9 +262,10 @@ func containerPort(d *appsv1.Deployment, name string, def int32) int32 {
 	return def
 }
 
-// clusterModules is the cluster's wanted module set: the annotation the
-// namespace's managed mgrs carry (those without it follow it), or defaults
-// when none does. Only an annotation within the policy's choices counts
+// clusterModules is the cluster's wanted module set: the defaults (the
+// policy's modules) outside the policy's choices, and the choice the
+// namespace's managed mgrs carry in their annotation (those without it
+// follow it), or all the defaults when none does. Only an annotation within the policy's choices counts
 // (contract.ChosenModules): any other is the editor's wish, not the policy's,
 // and is ignored as if it were not there (notChosen says so on that
 // Deployment). Two different annotations are a conflict, reported and
@@ -270,10 +289,7 @@ func clusterModules(ds []appsv1.Deployment, namespace string, defaults, choices 
 		return defaults, ""
 	case 1:
 		for key := range sets {
-			if key == "" {
-				return nil, ""
-			}
-			return strings.Split(key, ","), ""
+			return contract.WantedModules(defaults, choices, strings.Split(key, ",")), ""
 		}
 	}
 	var parts []string
@@ -296,6 +312,9 @@ func notChosen(d *appsv1.Deployment, choices []string) string {
 	switch {
 	case chosen:
 		return ""
+	case len(mods) == 0:
+		return fmt.Sprintf("annotation %s=%q ignored: it names no module, so the cluster runs the policy's modules; name at least one of the policy's moduleChoices (%s), or remove the annotation",
+			contract.AnnotationModules, d.Annotations[contract.AnnotationModules], strings.Join(choices, ", "))
 	case len(choices) == 0:
 		return fmt.Sprintf("annotation %s=%q ignored: the policy offers no module choices (moduleChoices), so the cluster runs the policy's modules; remove the annotation, or ask the policy's owner to offer the modules",
 			contract.AnnotationModules, d.Annotations[contract.AnnotationModules])

@@ -115,6 +115,41 @@ func TestRunStep(t *testing.T) {
 	}
 }
 
+// An unknown command ("no valid command found") is waited for
+// UnknownCommandWindow at most, however long ModuleTimeout is; the window
+// starts at the first unknown answer and other retryable answers restart it.
+func TestUnknownCommandWindow(t *testing.T) {
+	if UnknownCommandWindow > time.Minute {
+		t.Errorf("UnknownCommandWindow %s, over the minute promised", UnknownCommandWindow)
+	}
+	unknown := cephErr(syscall.EINVAL, "no valid command found; 10 closest matches:")
+	set := ceph.Command{Name: "dashboard set-ssl-certificate", Args: []string{"dashboard", "set-ssl-certificate"}}
+	t.Run("always unknown: ends after the window", func(t *testing.T) {
+		answers := make([]error, 100000)
+		for i := range answers {
+			answers[i] = unknown
+		}
+		fc := &scriptedCeph{answers: answers}
+		r := &Reconciler{Ceph: fc, Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 200 * time.Millisecond}
+		start := time.Now()
+		err := r.runStep(context.Background(), ceph.Conn{}, step{Cmd: set, Retry: true}, nil)
+		took := time.Since(start)
+		if !ceph.IsUnknownCommand(err) {
+			t.Errorf("error %v, want the unknown command", err)
+		}
+		if took < 200*time.Millisecond || took > 30*time.Second {
+			t.Errorf("gave up after %s; want the window (200ms), not ModuleTimeout", took)
+		}
+	})
+	t.Run("known at last within the window: done", func(t *testing.T) {
+		fc := &scriptedCeph{answers: []error{unknown, unknown, unknown}}
+		r := &Reconciler{Ceph: fc, Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 10 * time.Second}
+		if err := r.runStep(context.Background(), ceph.Conn{}, step{Cmd: set, Retry: true}, nil); err != nil || len(fc.calls) != 4 {
+			t.Errorf("error %v after %d calls; want success on the 4th", err, len(fc.calls))
+		}
+	})
+}
+
 func TestContainerPorts(t *testing.T) {
 	d := mgr("rook-ceph-mgr-a", "a", "uid-a")
 	d.Spec.Template.Spec.Containers = []corev1.Container{
@@ -150,7 +185,8 @@ func TestClusterModules(t *testing.T) {
 		"no annotation: the defaults":                                   {[]appsv1.Deployment{plain}, defaults, false},
 		"one annotated, the others follow it":                           {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus"), plain}, []string{"prometheus"}, false},
 		"the same set spelled differently agrees":                       {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus, rook"), annotated("rook-ceph-mgr-b", "b", "prometheus,rook")}, []string{"prometheus", "rook"}, false},
-		"an empty annotation: no module":                                {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", ""), plain}, nil, false},
+		"an empty annotation is no choice: the defaults":                {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", ""), plain}, defaults, false},
+		"a blank list is no choice: the defaults":                       {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", " , "), plain}, defaults, false},
 		"two different sets: a conflict, nothing planned":               {[]appsv1.Deployment{annotated("rook-ceph-mgr-a", "a", "prometheus"), annotated("rook-ceph-mgr-b", "b", "dashboard")}, nil, true},
 		"another namespace's annotation does not count":                 {[]appsv1.Deployment{plain, other}, defaults, false},
 	} {
@@ -163,6 +199,30 @@ func TestClusterModules(t *testing.T) {
 				t.Errorf("the conflict does not name both Deployments and the annotation: %s", conflict)
 			}
 		})
+	}
+}
+
+// An editor chooses among the offered modules only: a policy module that is
+// not on offer stays in the wanted set whatever the annotation says, so no
+// choice makes the controller turn it off.
+func TestAChoiceKeepsThePolicyModulesNotOnOffer(t *testing.T) {
+	defaults := []string{"rook", "prometheus", "dashboard"}
+	choices := []string{"prometheus", "dashboard", "influx"}
+	for annotation, want := range map[string][]string{
+		"influx":             {"rook", "influx"},
+		"prometheus":         {"rook", "prometheus"},
+		"dashboard, influx":  {"rook", "dashboard", "influx"},
+		"":                   defaults,
+		",":                  defaults,
+		"rook":               defaults, // not on offer: ignored
+		"prometheus,rook":    defaults, // not on offer: ignored
+		"prometheus, influx": {"rook", "prometheus", "influx"},
+	} {
+		d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+		d.Annotations = map[string]string{contract.AnnotationModules: annotation}
+		if got, conflict := clusterModules([]appsv1.Deployment{*d}, "rook-ceph", defaults, choices); !slices.Equal(got, want) || conflict != "" {
+			t.Errorf("annotation %q: modules %v (conflict %q), want %v", annotation, got, conflict, want)
+		}
 	}
 }
 

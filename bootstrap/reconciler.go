@@ -55,6 +55,8 @@ type Reconciler struct {
 	// Deployment, the status it last wrote or verified (seal.go).
 	seal     *sealer
 	lastGood sync.Map // types.UID -> Status
+	// unknownCommandWindow overrides UnknownCommandWindow (tests).
+	unknownCommandWindow time.Duration
 }
 
 // unavailableRetry retries a Deployment whose Ceph cluster did not answer

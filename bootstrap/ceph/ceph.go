@@ -380,19 +380,49 @@ func stableMessage(msg string) string {
 }
 
 var (
-	valueRE     = regexp.MustCompile(`(val=)[^\s:]+`)
-	keyAssignRE = regexp.MustCompile(`(?i)(\bkey\s*[=:]\s*)\S+`)
-	base64RE    = regexp.MustCompile(`[A-Za-z0-9+/]{32,}={0,2}`)
+	valueRE     = regexp.MustCompile(`(val=).*`)
+	keyAssignRE = regexp.MustCompile(`(?i)(\bkey\s*[=:]\s*).*`)
+	// tokenRE is a run of base64 long enough to be a key or a piece of one.
+	tokenRE = regexp.MustCompile(`[A-Za-z0-9+/]{16,}={0,2}`)
+	// cephxRE is the start of a cephx key (its encoded type, 1, is "AQ"),
+	// cut short.
+	cephxRE = regexp.MustCompile(`\bAQ[A-Za-z0-9+/]{6,}={0,2}`)
 )
 
-// Redact cuts what may be key material from ceph's output: the value of
-// every val= and key = (or key:), and every base64 run of 32 or more
-// characters (a cephx key is 40). It runs on the whole text, before anything
-// is cut to length, so no fragment of a key survives a truncation.
+// Redact cuts what may be key material from ceph's output: everything after
+// val= and after key = (or key:) to the end of the line, and every
+// key-shaped token: a cephx key's start (AQ...), a base64 run of 32 or more
+// characters (a cephx key is 40), and one of 16 or more that mixes upper and
+// lower case and digits (a key cut by a space or a colon). It runs on the
+// whole text, before anything is cut to length, so no fragment of a key
+// survives a truncation.
 func Redact(s string) string {
 	s = valueRE.ReplaceAllString(s, "${1}<redacted>")
 	s = keyAssignRE.ReplaceAllString(s, "${1}<redacted>")
-	return base64RE.ReplaceAllString(s, "<redacted>")
+	s = cephxRE.ReplaceAllString(s, "<redacted>")
+	return tokenRE.ReplaceAllStringFunc(s, func(tok string) string {
+		if len(tok) >= 32 || keyShaped(tok) {
+			return "<redacted>"
+		}
+		return tok
+	})
+}
+
+// keyShaped: upper and lower case letters and digits, as random base64 has
+// and words and paths do not.
+func keyShaped(tok string) bool {
+	var upper, lower, digit bool
+	for _, c := range tok {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= '0' && c <= '9':
+			digit = true
+		}
+	}
+	return upper && lower && digit
 }
 
 // firstLine keeps the first non-empty line of stderr, bounded.

@@ -104,16 +104,24 @@ func TestModulesForRelease(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	key := "AQBGm2VnSECRETSECRETSECRETSECRETSECRE0A=="
+	key := "AQBGm2VnkT3sJxYhLQAAp8Zq4f1cR7uWmN0dEg==" // a cephx key's shape
 	for name, tc := range map[string]struct{ in, want string }{
 		"the CLI's undecodable key": {"auth: error parsing file /dev/fd/4: error setting modifier for [client.admin] type=key val=" + key + ": Malformed input",
-			"auth: error parsing file /dev/fd/4: error setting modifier for [client.admin] type=key val=<redacted>: Malformed input"},
-		"a value that is not base64": {"type=key val=AQB!not-base64: Malformed input", "type=key val=<redacted>: Malformed input"},
-		"a keyring line":             {"[client.admin]\n\tkey = " + key, "[client.admin]\n\tkey = <redacted>"},
-		"a bare key":                 {"unexpected " + key + " here", "unexpected <redacted> here"},
-		"a key as JSON":              {`{"key": "` + key + `"}`, `{"key": "<redacted>"}`},
-		"a plain message":            {"Error EINVAL: key for mgr.a exists but cap mon does not match", "Error EINVAL: key for mgr.a exists but cap mon does not match"},
-		"a path":                     {"error parsing file /var/lib/ceph/mgr/ceph-a/keyring", "error parsing file /var/lib/ceph/mgr/ceph-a/keyring"},
+			"auth: error parsing file /dev/fd/4: error setting modifier for [client.admin] type=key val=<redacted>"},
+		"a value that is not base64": {"type=key val=AQB!not-base64: Malformed input", "type=key val=<redacted>"},
+		"a value with a space":       {"type=key val=" + key[:12] + " " + key[12:] + ": Malformed input\nnext line", "type=key val=<redacted>\nnext line"},
+		"a value with a colon":       {"type=key val=" + key[:20] + ":" + key[20:], "type=key val=<redacted>"},
+		"a key cut by a space":       {"got " + key[:20] + " " + key[20:] + " back", "got <redacted> <redacted> back"},
+		"a key cut by a colon":       {"got " + key[:9] + ":" + key[9:] + " back", "got <redacted>:<redacted> back"},
+		"the start of a cephx key":   {"truncated AQBGm2Vn", "truncated <redacted>"},
+		"a keyring line with a space": {"[mgr.a]\n\tkey = " + key[:10] + " " + key[10:] + "\n\tcaps mon = \"allow profile mgr\"",
+			"[mgr.a]\n\tkey = <redacted>\n\tcaps mon = \"allow profile mgr\""},
+		"a health message": {"HEALTH_WARN 1 mgr modules have failed; Module 'dashboard' has failed: OSError", "HEALTH_WARN 1 mgr modules have failed; Module 'dashboard' has failed: OSError"},
+		"a keyring line":   {"[client.admin]\n\tkey = " + key, "[client.admin]\n\tkey = <redacted>"},
+		"a bare key":       {"unexpected " + key + " here", "unexpected <redacted> here"},
+		"a key as JSON":    {`{"key": "` + key + `"}`, `{"key": "<redacted>"}`},
+		"a plain message":  {"Error EINVAL: key for mgr.a exists but cap mon does not match", "Error EINVAL: key for mgr.a exists but cap mon does not match"},
+		"a path":           {"error parsing file /var/lib/ceph/mgr/ceph-a/keyring", "error parsing file /var/lib/ceph/mgr/ceph-a/keyring"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := Redact(tc.in); got != tc.want {
