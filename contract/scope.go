@@ -96,15 +96,36 @@ func ModulesAnnotation(annotations map[string]string) ([]string, bool) {
 // ChosenModules judges the modules a Deployment's annotation names against
 // the policy's moduleChoices: the modules are the whole Ceph cluster's, so a
 // Deployment's editor may choose among what the policy's owner offers and no
-// more. ok when the policy offers choices and every module named is one;
-// outside lists the modules that are not.
+// more. ok when the policy offers choices and the annotation names at least
+// one module, every one of them a choice (a blank annotation would choose
+// "none of the offered modules", which is no choice among them); outside
+// lists the modules that are not.
 func ChosenModules(mods, choices []string) (outside []string, ok bool) {
 	for _, m := range mods {
 		if !slices.Contains(choices, m) {
 			outside = append(outside, m)
 		}
 	}
-	return outside, len(choices) > 0 && len(outside) == 0
+	return outside, len(choices) > 0 && len(mods) > 0 && len(outside) == 0
+}
+
+// WantedModules is the cluster's module set when a Deployment chose chosen
+// among the policy's choices: the policy's modules that are not on offer
+// stay, whatever the choice (an editor turns on or off only what the
+// policy's owner offered), and the chosen ones join them.
+func WantedModules(policyModules, choices, chosen []string) []string {
+	var want []string
+	for _, m := range policyModules {
+		if !slices.Contains(choices, m) && !slices.Contains(want, m) {
+			want = append(want, m)
+		}
+	}
+	for _, m := range chosen {
+		if !slices.Contains(want, m) {
+			want = append(want, m)
+		}
+	}
+	return want
 }
 
 // SplitList is a comma-separated list's items, trimmed, empty ones dropped:

@@ -134,6 +134,9 @@ func validate(d *appsv1.Deployment, info ClusterInfo, p *Policy, oneErrorPerMist
 		if len(p.ModuleChoices) == 0 {
 			errs = append(errs, field.Invalid(fp, d.Annotations[contract.AnnotationModules],
 				"the policy lets no Deployment choose the mgr modules (they are the whole Ceph cluster's: the policy's modules); remove the annotation, or ask the policy's owner to offer the modules in moduleChoices"))
+		} else if len(mods) == 0 {
+			errs = append(errs, field.Invalid(fp, d.Annotations[contract.AnnotationModules],
+				"names no module; name at least one of the policy's moduleChoices ["+strings.Join(p.ModuleChoices, ", ")+"], or remove the annotation to run the policy's modules"))
 		} else {
 			outside, _ := contract.ChosenModules(mods, p.ModuleChoices)
 			for _, m := range outside {

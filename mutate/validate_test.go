@@ -339,11 +339,11 @@ func TestChosenModules(t *testing.T) {
 		outside       []string
 		ok            bool
 	}{
-		"no choices offered":      {[]string{"prometheus"}, nil, []string{"prometheus"}, false},
-		"none chosen, no choices": {nil, nil, nil, false},
-		"none chosen":             {nil, []string{"prometheus"}, nil, true},
-		"within the choices":      {[]string{"prometheus"}, []string{"prometheus", "dashboard"}, nil, true},
-		"one outside":             {[]string{"prometheus", "nfs"}, []string{"prometheus"}, []string{"nfs"}, false},
+		"no choices offered":       {[]string{"prometheus"}, nil, []string{"prometheus"}, false},
+		"none chosen, no choices":  {nil, nil, nil, false},
+		"none chosen is no choice": {nil, []string{"prometheus"}, nil, false},
+		"within the choices":       {[]string{"prometheus"}, []string{"prometheus", "dashboard"}, nil, true},
+		"one outside":              {[]string{"prometheus", "nfs"}, []string{"prometheus"}, []string{"nfs"}, false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
