@@ -4,9 +4,14 @@
 package webhook
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // MaxRequestBytes is the largest AdmissionReview read: the API server's own
@@ -16,28 +21,41 @@ import (
 const MaxRequestBytes = 3 << 20
 
 // Bound keeps the webhook serving the API server while anyone who can reach
-// its port sends large, slow or many requests: each request is read within
-// ReadTimeout (the API server gives up after the configuration's
-// timeoutSeconds anyway), its body is cut at MaxRequestBytes, and requests in
-// flight are bounded in two pools: up to Small requests that declare at most
-// SmallBytes (every real admission of a mgr), and up to Large others (large,
-// or of unknown length, each up to MaxRequestBytes). A request finding its
-// pool full is answered 429 at once, so large or slow requests can neither
-// exhaust the memory (Small*SmallBytes + Large*MaxRequestBytes bounds what
-// bodies hold) nor hold up the small ones.
+// its port sends large, slow, idle or many requests. A request declared over
+// MaxRequestBytes is refused unread. A small one (declared at most
+// SmallBytes: every real admission of a mgr) is read in full before it may
+// take a slot, within BodyTimeout (the API server sends a review's body with
+// its headers), and the bytes of small bodies being read count against
+// SmallBudget as they arrive: a connection that sends headers and no body,
+// or a body a byte at a time, holds neither a slot nor memory, and is cut at
+// BodyTimeout. Then up to Small requests are handled at once. Any other
+// request (large, or of unknown length, each up to MaxRequestBytes, read
+// within ReadTimeout) takes one of Large slots before it is read. A request
+// that finds its pool or the budget full is answered 429 at once, so large or
+// slow requests can neither exhaust the memory (SmallBudget +
+// Large*MaxRequestBytes bounds what bodies hold) nor hold up the small ones.
 type Bound struct {
-	ReadTimeout  time.Duration
-	SmallBytes   int64
+	ReadTimeout time.Duration
+	BodyTimeout time.Duration
+	SmallBytes  int64
+	// budget is SmallBudget bytes of small bodies in flight.
+	budget       *semaphore.Weighted
 	small, large chan struct{}
 }
 
-// NewBound is a Bound with the defaults of cmd/mgr-webhook: 10 s to read, 64
-// small requests of up to 256 KiB and 4 large ones (28 MiB of bodies at most;
-// test/bounded measured a peak of 93 MiB under 20 slow 3 MiB senders, against
-// the Deployment's 128 MiB limit, and 120 MiB with 8 large).
+// NewBound is a Bound with the defaults of cmd/mgr-webhook: 10 s to read a
+// large request, 2 s for a small one's body, 64 small requests of up to
+// 256 KiB handled at once with 16 MiB of small bodies in flight, and 4 large
+// ones (28 MiB of bodies at most; test/bounded measured a peak of 93 MiB
+// under 20 slow 3 MiB senders, against the Deployment's 128 MiB limit, and
+// 120 MiB with 8 large).
 func NewBound() *Bound {
-	return &Bound{ReadTimeout: 10 * time.Second, SmallBytes: 256 << 10, small: make(chan struct{}, 64), large: make(chan struct{}, 4)}
+	return &Bound{ReadTimeout: 10 * time.Second, BodyTimeout: 2 * time.Second, SmallBytes: 256 << 10,
+		budget: semaphore.NewWeighted(16 << 20), small: make(chan struct{}, 64), large: make(chan struct{}, 4)}
 }
+
+// errBudget: the small bodies in flight fill the budget.
+var errBudget = errors.New("too many request bytes in flight")
 
 // Wrap bounds h, the handler of webhook name (for the metrics).
 func (b *Bound) Wrap(name string, h http.Handler) http.Handler {
@@ -47,22 +65,69 @@ func (b *Bound) Wrap(name string, h http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("request body of %d bytes is over the limit of %d", r.ContentLength, MaxRequestBytes), http.StatusRequestEntityTooLarge)
 			return
 		}
+		rc := http.NewResponseController(w)
 		pool := b.large
 		if r.ContentLength >= 0 && r.ContentLength <= b.SmallBytes {
 			pool = b.small
+			// Not every ResponseWriter has a connection (tests): then the
+			// body is in memory already.
+			_ = rc.SetReadDeadline(time.Now().Add(b.BodyTimeout))
+			body, held, err := b.readSmall(r.Body, r.ContentLength)
+			defer b.budget.Release(held)
+			switch {
+			case errors.Is(err, errBudget):
+				overloaded(w, name)
+				return
+			case err != nil:
+				count(name, OutcomeErrored, DenialUnread)
+				http.Error(w, "reading the request body: "+err.Error(), http.StatusRequestTimeout)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		select {
 		case pool <- struct{}{}:
 			defer func() { <-pool }()
 		default:
-			count(name, OutcomeErrored, DenialOverloaded)
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "too many requests in flight", http.StatusTooManyRequests)
+			overloaded(w, name)
 			return
 		}
-		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(b.ReadTimeout)) // not every ResponseWriter has a connection (tests)
-		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
+		if pool == b.large {
+			_ = rc.SetReadDeadline(time.Now().Add(b.ReadTimeout))
+			r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// readSmall reads a body declared length bytes long (at most SmallBytes),
+// charging the budget for each chunk as it arrives; held is what it charged
+// (release it when the request is done). A body longer than declared is an
+// error, as net/http makes it.
+func (b *Bound) readSmall(body io.Reader, length int64) (data []byte, held int64, err error) {
+	data = make([]byte, 0, min(length, 32<<10))
+	chunk := make([]byte, min(max(length, 1), 32<<10))
+	for int64(len(data)) < length {
+		n, err := body.Read(chunk[:min(int64(len(chunk)), length-int64(len(data)))])
+		if n > 0 {
+			if !b.budget.TryAcquire(int64(n)) {
+				return nil, held, errBudget
+			}
+			held += int64(n)
+			data = append(data, chunk[:n]...)
+		}
+		if err == io.EOF && int64(len(data)) < length {
+			return nil, held, io.ErrUnexpectedEOF
+		}
+		if err != nil && err != io.EOF {
+			return nil, held, err
+		}
+	}
+	return data, held, nil
+}
+
+func overloaded(w http.ResponseWriter, name string) {
+	count(name, OutcomeErrored, DenialOverloaded)
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, "too many requests in flight", http.StatusTooManyRequests)
 }

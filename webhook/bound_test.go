@@ -8,10 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // countingReader counts what the server read of a body.
@@ -27,7 +30,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func TestBound(t *testing.T) {
-	b := &Bound{ReadTimeout: time.Second, SmallBytes: 1024, small: make(chan struct{}, 2), large: make(chan struct{}, 1)}
+	b := &Bound{ReadTimeout: time.Second, BodyTimeout: time.Second, SmallBytes: 1024, budget: semaphore.NewWeighted(4096),
+		small: make(chan struct{}, 2), large: make(chan struct{}, 1)}
 	release := make(chan struct{})
 	var entered sync.WaitGroup
 	h := b.Wrap(mutateName, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,6 +100,86 @@ func TestBound(t *testing.T) {
 		}
 		if w := serve(strings.NewReader(strings.Repeat("x", 4096)), 4096, false); w.Code != http.StatusOK {
 			t.Errorf("the large slot was not given back: %d", w.Code)
+		}
+	})
+}
+
+// TestBoundSmallBodies: a small request's body is read, within the budget of
+// bytes in flight and before a slot is taken, so a caller that sends headers
+// and no body holds no slot, and small bodies never hold more than the
+// budget.
+func TestBoundSmallBodies(t *testing.T) {
+	b := &Bound{ReadTimeout: time.Second, BodyTimeout: time.Second, SmallBytes: 1024, budget: semaphore.NewWeighted(1500),
+		small: make(chan struct{}, 1), large: make(chan struct{}, 1)}
+	var handled sync.WaitGroup
+	h := b.Wrap(mutateName, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("X-Read", strconv.Itoa(len(data)))
+		w.WriteHeader(http.StatusOK)
+		handled.Done()
+	}))
+	serve := func(body io.Reader, length int64) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, MutatePath, body)
+		req.ContentLength = length
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	t.Run("the handler gets the whole body", func(t *testing.T) {
+		handled.Add(1)
+		if w := serve(strings.NewReader(strings.Repeat("x", 1024)), 1024); w.Code != http.StatusOK || w.Header().Get("X-Read") != "1024" {
+			t.Errorf("code %d, read %s; want 200 with 1024 bytes", w.Code, w.Header().Get("X-Read"))
+		}
+	})
+	t.Run("a body shorter than declared is refused unhandled", func(t *testing.T) {
+		if w := serve(strings.NewReader("{}"), 10); w.Code != http.StatusRequestTimeout {
+			t.Errorf("code %d, want 408", w.Code)
+		}
+	})
+	t.Run("a body still being sent holds no slot", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		stalled := make(chan int)
+		go func() { stalled <- serve(pr, 100).Code }()
+		if _, err := pw.Write([]byte("{")); err != nil { // one byte, then nothing
+			t.Fatal(err)
+		}
+		handled.Add(1)
+		if w := serve(strings.NewReader("{}"), 2); w.Code != http.StatusOK {
+			t.Errorf("a small request beside a stalled one (one slot): %d, want 200", w.Code)
+		}
+		pw.CloseWithError(io.ErrClosedPipe)
+		if code := <-stalled; code != http.StatusRequestTimeout {
+			t.Errorf("the stalled request: %d, want 408", code)
+		}
+	})
+	t.Run("small bodies in flight past the budget: 429", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		stalled := make(chan int)
+		go func() { stalled <- serve(pr, 1024).Code }()
+		if _, err := pw.Write(make([]byte, 1000)); err != nil { // 1000 of the budget's 1500 held
+			t.Fatal(err)
+		}
+		for b.budget.TryAcquire(501) { // until the reader has charged them
+			b.budget.Release(501)
+			time.Sleep(time.Millisecond)
+		}
+		if w := serve(strings.NewReader(strings.Repeat("x", 600)), 600); w.Code != http.StatusTooManyRequests {
+			t.Errorf("600 bytes beside 1000 in flight (budget 1500): %d, want 429", w.Code)
+		}
+		handled.Add(1)
+		if w := serve(strings.NewReader(strings.Repeat("x", 400)), 400); w.Code != http.StatusOK {
+			t.Errorf("400 bytes beside 1000 in flight (budget 1500): %d, want 200", w.Code)
+		}
+		pw.CloseWithError(io.ErrClosedPipe)
+		<-stalled
+		handled.Add(1)
+		if w := serve(strings.NewReader(strings.Repeat("x", 1024)), 1024); w.Code != http.StatusOK {
+			t.Errorf("the budget was not given back: %d", w.Code)
 		}
 	})
 }

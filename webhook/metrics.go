@@ -32,9 +32,11 @@ const (
 	// DenialOwnerUnverified: a CephCluster owner reference could not be
 	// checked against the API server (the request is refused, not trusted).
 	DenialOwnerUnverified = "owner-unverified"
-	// DenialTooLarge and DenialOverloaded: refused by Bound before reading.
+	// DenialTooLarge and DenialOverloaded: refused by Bound before reading
+	// or handling; DenialUnread: a small body not sent within its deadline.
 	DenialTooLarge   = "too-large"
 	DenialOverloaded = "overloaded"
+	DenialUnread     = "body-not-sent"
 )
 
 var (
@@ -65,6 +67,7 @@ func init() {
 		denials.WithLabelValues(w, DenialOwnerUnverified)
 		denials.WithLabelValues(w, DenialTooLarge)
 		denials.WithLabelValues(w, DenialOverloaded)
+		denials.WithLabelValues(w, DenialUnread)
 	}
 	for _, r := range mutate.Rules {
 		for _, a := range []mutate.Action{mutate.ActionDeny, mutate.ActionWarn, mutate.ActionAudit} {

@@ -33,9 +33,11 @@ import (
 // TestWebhookBoundedAgainstItsCallers: the mgr-webhook binary, as its
 // ServiceAccount and with the shipped Deployment's memory settings, serves a
 // real API server while 20 clients on loopback keep sending slow 3 MiB
-// bodies. A body declared over 3 MiB is refused before it is read; a mgr
-// apply through the API server still succeeds within its timeout; the
-// process's peak memory stays under the Deployment's limit.
+// bodies and 200 more keep connections open that send a small request's
+// headers and no body (each reconnecting when cut). A body declared over
+// 3 MiB is refused before it is read; a mgr apply through the API server
+// still succeeds within its timeout; the process's peak memory stays under
+// the Deployment's limit.
 func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 	ctx := context.Background()
 	root, err := testenv.RepoRoot()
@@ -134,11 +136,40 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 			}
 		}()
 	}
+	// 200 idle callers: a small review's headers, then nothing.
+	var idle atomic.Int64
+	for range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				conn, err := dial()
+				if err != nil {
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n", webhook.MutatePath)
+				idle.Add(1)
+				done := make(chan struct{})
+				go func() { _, _ = conn.Read(make([]byte, 1)); close(done) }() // until the webhook cuts it
+				select {
+				case <-stop:
+				case <-done:
+				}
+				conn.Close()
+			}
+		}()
+	}
 	// The attack in full swing: every large slot's worth of bodies sent.
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		return sent.Load() >= 4*int64(webhook.MaxRequestBytes), nil
+		return sent.Load() >= 4*int64(webhook.MaxRequestBytes) && idle.Load() >= 200, nil
 	}); err != nil {
-		t.Fatalf("the attackers sent only %d bytes", sent.Load())
+		t.Fatalf("the attackers sent only %d bytes, with %d idle connections", sent.Load(), idle.Load())
 	}
 
 	mgr := &appsv1.Deployment{}
@@ -168,8 +199,8 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("under 20 slow 3 MiB senders (%d MiB sent, %d connections cut): mgr create took %s; webhook peak RSS %d MiB (limit %d MiB, GOMEMLIMIT %s)",
-		sent.Load()>>20, refused.Load(), took.Round(time.Millisecond), hwm>>10, limit>>20, gomemlimit)
+	t.Logf("under 20 slow 3 MiB senders (%d MiB sent, %d connections cut) and 200 idle callers (%d connections): mgr create took %s; webhook peak RSS %d MiB (limit %d MiB, GOMEMLIMIT %s)",
+		sent.Load()>>20, refused.Load(), idle.Load(), took.Round(time.Millisecond), hwm>>10, limit>>20, gomemlimit)
 	if int64(hwm)<<10 >= limit {
 		t.Errorf("peak RSS %d KiB reached the Deployment's memory limit (%d bytes)", hwm, limit)
 	}
