@@ -27,7 +27,9 @@ import (
 // (AdoptExistingKeys of its namespace). Only an owned key's caps are repaired (EINVAL).
 func (r *Reconciler) ensureKeyring(ctx context.Context, s *scope) error {
 	d, id := s.d, s.id
-	have := &corev1.Secret{}
+	// Metadata only: the cache holds no Secret's data (CacheOptions).
+	have := &metav1.PartialObjectMetadata{}
+	have.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: contract.KeyringSecretName(id)}, have)
 	if err == nil {
 		if !metav1.IsControlledBy(have, d) {

@@ -48,8 +48,11 @@ func init() { metrics.Registry.MustRegister(reconciles, apiWrites) }
 
 // CacheOptions restrict the manager's cache to what the controller needs:
 // objects labelled app=rook-ceph-mgr, in namespaces when any are named (a
-// namespaced install, whose RBAC is RoleBindings there), else in all. It
-// never caches other Secrets.
+// namespaced install, whose RBAC is RoleBindings there), else in all, with
+// no managedFields. Secrets are watched as metadata only (the API server
+// sends no data: the controller reads a key by name, uncached, when it needs
+// one), so no one who can label a Secret grows the controller's memory by
+// its size; it never caches other Secrets.
 func CacheOptions(namespaces ...string) cache.Options {
 	mgrObjects := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{contract.LabelApp: contract.AppName})}
 	var only map[string]cache.Config
@@ -59,7 +62,7 @@ func CacheOptions(namespaces ...string) cache.Options {
 		}
 		only[ns] = cache.Config{}
 	}
-	return cache.Options{DefaultNamespaces: only, ByObject: map[client.Object]cache.ByObject{
+	return cache.Options{DefaultNamespaces: only, DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 		&appsv1.Deployment{}:            mgrObjects,
 		&corev1.Pod{}:                   mgrObjects,
 		&corev1.Secret{}:                mgrObjects,
@@ -163,7 +166,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 	return b.
 		Named("mgr-bootstrap").
 		For(&appsv1.Deployment{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: specOrIntentChanged})).
-		Owns(&corev1.Secret{}).
+		Owns(&corev1.Secret{}, builder.OnlyMetadata).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: clusterObjectEdited})).
 		Watches(&policyv1.PodDisruptionBudget{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace),

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -30,6 +31,8 @@ import (
 
 var (
 	k8s client.Client
+	// controllerCache is the running controller's cache.
+	controllerCache cache.Cache
 	// cephs maps a namespace to its real Ceph cluster.
 	cephs = map[string]*cephtest.Cluster{}
 )
@@ -155,6 +158,7 @@ func run(m *testing.M) (int, error) {
 	if err := bootstrap.Setup(mgr, opts, runner, 4); err != nil {
 		return 1, err
 	}
+	controllerCache = mgr.GetCache()
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "controller manager:", err)
