@@ -26,10 +26,12 @@ import (
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
-// RBAC of the audit: its Reports, one per Ceph namespace (a server-side
-// apply that creates one needs create).
+// RBAC of the audit: its Reports, one per Ceph namespace, all named
+// ReportName (a server-side apply that creates one needs create, which RBAC
+// cannot narrow by name; the confinement policy refuses any other).
 //
-// +kubebuilder:rbac:groups=openreports.io,resources=reports,verbs=list;create;patch;delete
+// +kubebuilder:rbac:groups=openreports.io,resources=reports,verbs=list;create
+// +kubebuilder:rbac:groups=openreports.io,resources=reports,verbs=patch;delete,resourceNames=mgr-policy
 
 var (
 	auditMgrs = prometheus.NewGaugeVec(prometheus.GaugeOpts{

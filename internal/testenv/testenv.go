@@ -424,7 +424,7 @@ func PrometheusOperatorCRDs() (string, error) {
 }
 
 // StartForInstalls starts etcd and kube-apiserver with the CRDs the install
-// manifests use (cert-manager's, the Prometheus Operator's) and creates the
+// manifests use (cert-manager's, the Prometheus Operator's, OpenReports') and creates the
 // given namespaces (a server-side dry run cannot create the namespace it
 // then uses).
 func StartForInstalls(namespaces ...string) (*APIServer, error) {
@@ -436,7 +436,11 @@ func StartForInstalls(namespaces ...string) (*APIServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := StartAPIServerWith(APIServerOptions{CRDs: []string{cm, po}})
+	or, err := OpenReportsCRDs()
+	if err != nil {
+		return nil, err
+	}
+	a, err := StartAPIServerWith(APIServerOptions{CRDs: []string{cm, po, or}})
 	if err != nil {
 		return nil, err
 	}

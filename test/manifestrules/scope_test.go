@@ -56,6 +56,7 @@ var kinds = map[string]struct {
 	"secrets":                         {corev1.SchemeGroupVersion.WithResource("secrets"), corev1.SchemeGroupVersion.WithKind("Secret")},
 	"configmaps":                      {corev1.SchemeGroupVersion.WithResource("configmaps"), corev1.SchemeGroupVersion.WithKind("ConfigMap")},
 	"poddisruptionbudgets":            {schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}},
+	"reports":                         {schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "reports"}, schema.GroupVersionKind{Group: "openreports.io", Version: "v1alpha1", Kind: "Report"}},
 	"mutatingwebhookconfigurations":   {admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingWebhookConfiguration")},
 	"validatingwebhookconfigurations": {admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"), admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration")},
 }
@@ -203,6 +204,10 @@ func labels(kv map[string]string) func(*appsv1.Deployment) {
 	return func(d *appsv1.Deployment) { d.Labels = kv }
 }
 
+func template(kv map[string]string) func(*appsv1.Deployment) {
+	return func(d *appsv1.Deployment) { d.Spec.Template.Labels = kv }
+}
+
 func annotations(kv map[string]string) func(*appsv1.Deployment) {
 	return func(d *appsv1.Deployment) { d.Annotations = kv }
 }
@@ -236,6 +241,12 @@ var mgrWrites = map[string]struct {
 	"create a mgr in kube-system-2 (a prefix)": {request{op: admission.Create, ns: "kube-system-2", resource: "deployments", obj: mgr()}, true},
 	"create another app's Deployment":          {request{op: admission.Create, ns: "rook-ceph", resource: "deployments", obj: mgr(labels(map[string]string{"app": "rook-ceph-mgr-proxy"}))}, false},
 	"create an unlabelled Deployment":          {request{op: admission.Create, ns: "rook-ceph", resource: "deployments", obj: mgr(labels(nil))}, false},
+	"create a Deployment that runs a mgr from its template only": {request{op: admission.Create, ns: "rook-ceph", resource: "deployments",
+		obj: mgr(labels(map[string]string{"team": "storage"}), template(map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}))}, true},
+	"create a Deployment whose template is another app's": {request{op: admission.Create, ns: "rook-ceph", resource: "deployments",
+		obj: mgr(labels(nil), template(map[string]string{"app": "rook-ceph-mgr-proxy"}))}, false},
+	"move the mgr label from the Deployment to its template": {request{op: admission.Update, ns: "rook-ceph", resource: "deployments", old: mgr(),
+		obj: mgr(labels(nil), template(map[string]string{"app": "rook-ceph-mgr"}))}, true},
 	"create a Pod labelled as a mgr": {request{op: admission.Create, ns: "rook-ceph", resource: "pods", obj: &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "rook-ceph", Labels: map[string]string{"app": "rook-ceph-mgr"}}}}, false},
 	"delete a mgr": {request{op: admission.Delete, ns: "rook-ceph", resource: "deployments", old: mgr()}, false},
@@ -359,15 +370,16 @@ func TestScaleReachesTheScaleWebhook(t *testing.T) {
 }
 
 // TestConfinementMatchesOnlyItsComponent: each confinement policy judges
-// every write of its component's ServiceAccount, in any namespace (the
-// install may be relocated), to every resource it confines, and no one
-// else's write.
+// every write of its component's ServiceAccount, exactly as the install
+// names it (relocated installs included), to every resource it confines, and
+// no one else's write: not a ServiceAccount of the same name elsewhere, nor
+// one whose name merely ends like it.
 func TestConfinementMatchesOnlyItsComponent(t *testing.T) {
 	confined := map[string]struct {
 		sa        string
 		resources []string
 	}{
-		"mgr-bootstrap-confinement": {"mgr-bootstrap", []string{"pods", "services", "secrets", "deployments", "poddisruptionbudgets"}},
+		"mgr-bootstrap-confinement": {"mgr-bootstrap", []string{"pods", "services", "secrets", "deployments", "poddisruptionbudgets", "reports"}},
 		"mgr-webhook-confinement":   {"mgr-webhook", []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}},
 	}
 	eachInstall(t, func(t *testing.T, in install) {
@@ -379,7 +391,8 @@ func TestConfinementMatchesOnlyItsComponent(t *testing.T) {
 			}
 			users := map[string]bool{
 				"system:serviceaccount:" + in.ns + ":" + c.sa:        true,
-				"system:serviceaccount:elsewhere:" + c.sa:            true,
+				"system:serviceaccount:elsewhere:" + c.sa:            false,
+				"system:serviceaccount:" + in.ns + ":x-" + c.sa:      false,
 				"system:serviceaccount:" + in.ns + ":" + c.sa + "-2": false,
 				"system:serviceaccount:" + in.ns + ":not-" + c.sa:    false,
 				"system:serviceaccounts:" + in.ns + ":" + c.sa:       false,
@@ -447,4 +460,45 @@ func TestAdmissionFailsClosed(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRenamedInstallStaysConfined: a kustomization that moves the install
+// and prefixes its names (namespace: and namePrefix:, with the
+// follow-namespace transformer as the README says) confines the renamed
+// ServiceAccounts, not the names it started with.
+func TestRenamedInstallStaysConfined(t *testing.T) {
+	objs, err := kustomizeInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: ceph-admission\nnamePrefix: site-\n" +
+		"resources: [../manifests/overlays/self-signed]\ntransformers: [../manifests/follow-namespace]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := install{name: "renamed", ns: "ceph-admission", objs: objs}
+	hs := hooks(t, in)
+	for policy, sa := range map[string]string{"site-mgr-bootstrap-confinement": "mgr-bootstrap", "site-mgr-webhook-confinement": "mgr-webhook"} {
+		h, ok := hs[policy]
+		if !ok {
+			t.Fatalf("%s is not installed", policy)
+		}
+		if in.get("ServiceAccount", "site-"+sa) == nil {
+			t.Fatalf("no ServiceAccount site-%s", sa)
+		}
+		res := "secrets"
+		if sa == "mgr-webhook" {
+			res = "mutatingwebhookconfigurations"
+		}
+		for u, want := range map[string]bool{
+			"system:serviceaccount:ceph-admission:site-" + sa:     true,
+			"system:serviceaccount:ceph-admission:" + sa:          false,
+			"system:serviceaccount:mgr-webhook-system:" + sa:      false,
+			"system:serviceaccount:mgr-webhook-system:site-" + sa: false,
+		} {
+			r := request{op: admission.Create, ns: "rook-ceph", resource: res, name: "x", user: u}
+			if res != "secrets" {
+				r.ns = ""
+			}
+			if got := reaches(t, in, h, r); got != want {
+				t.Errorf("%s: a write by %s matched %v, want %v", policy, u, got, want)
+			}
+		}
+	}
 }

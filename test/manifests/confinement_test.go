@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,6 +125,68 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 				"create its status key in a Ceph namespace": func() error {
 					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "mgr-bootstrap-status-key"}})
 				},
+				// The API server fills a service-account-token Secret with a
+				// long-lived token of the ServiceAccount it names: in
+				// kube-system, a controller's; a way to cluster-admin.
+				"create a service-account-token Secret named as the dashboard password": func() error {
+					return bootstrap.Create(ctx, saToken("kube-system", "rook-ceph-dashboard-password", "clusterrole-aggregation-controller", nil))
+				},
+				"create a service-account-token Secret in a Ceph namespace": func() error {
+					return bootstrap.Create(ctx, saToken("rook-ceph", "rook-ceph-dashboard-password", "default", nil))
+				},
+				"create a service-account-token keyring Secret a mgr controls": func() error {
+					return bootstrap.Create(ctx, saToken("rook-ceph", "rook-ceph-mgr-b-keyring", "default", []metav1.OwnerReference{mgrOwner(v.mgr, true)}))
+				},
+				"create an Opaque Secret naming a ServiceAccount": func() error {
+					s := saToken("rook-ceph", "rook-ceph-dashboard-password", "default", nil)
+					s.Type = corev1.SecretTypeOpaque
+					return bootstrap.Create(ctx, s)
+				},
+				"create the dashboard password in kube-system": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "rook-ceph-dashboard-password",
+						Labels: map[string]string{"app": "rook-ceph-mgr"}}})
+				},
+				"create a keyring Secret in its own namespace": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: "rook-ceph-mgr-a-keyring",
+						Labels: map[string]string{"app": "rook-ceph-mgr"}, OwnerReferences: []metav1.OwnerReference{mgrOwner(v.mgr, true)}}})
+				},
+				"create a LoadBalancer metrics Service": func() error {
+					s := metricsService(v.mgr)
+					s.Spec.Type = corev1.ServiceTypeLoadBalancer
+					return bootstrap.Create(ctx, s)
+				},
+				"create a NodePort dashboard Service": func() error {
+					s := metricsService(v.mgr)
+					s.Name, s.Spec.Ports = "rook-ceph-mgr-dashboard", []corev1.ServicePort{{Name: "dashboard", Port: 8443}}
+					s.Spec.Type = corev1.ServiceTypeNodePort
+					return bootstrap.Create(ctx, s)
+				},
+				"create a metrics Service with externalIPs": func() error {
+					s := metricsService(v.mgr)
+					s.Spec.ExternalIPs = []string{"203.0.113.7"}
+					return bootstrap.Create(ctx, s)
+				},
+				"create a metrics Service on another port": func() error {
+					s := metricsService(v.mgr)
+					s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "mgr", Port: 6800})
+					return bootstrap.Create(ctx, s)
+				},
+				"create the mgr PDB with maxUnavailable 0": func() error {
+					p := pdb("rook-ceph", "rook-ceph-mgr-pdb", []metav1.OwnerReference{mgrOwner(v.mgr, false)})
+					p.Spec.MaxUnavailable = ptr(intstr.FromInt32(0))
+					return bootstrap.Create(ctx, p)
+				},
+				"create the mgr PDB with minAvailable": func() error {
+					p := pdb("rook-ceph", "rook-ceph-mgr-pdb", []metav1.OwnerReference{mgrOwner(v.mgr, false)})
+					p.Spec.MaxUnavailable, p.Spec.MinAvailable = nil, ptr(intstr.FromString("100%"))
+					return bootstrap.Create(ctx, p)
+				},
+				"create a Report of another name": func() error { return bootstrap.Create(ctx, report("rook-ceph", "other-tool", true)) },
+				"create its Report without its label": func() error {
+					return bootstrap.Create(ctx, report("tenant", "mgr-policy", false))
+				},
+				"delete another tool's Report":                func() error { return bootstrap.Delete(ctx, v.otherReport) },
+				"delete a mgr-policy Report it did not label": func() error { return bootstrap.Delete(ctx, v.unlabelledReport) },
 			}
 			for name, try := range refused {
 				t.Run("mgr-bootstrap may not "+name, func(t *testing.T) { assertRefused(t, try()) })
@@ -156,6 +219,11 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 				"create its status key in its own namespace": func() error {
 					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: "mgr-bootstrap-status-key"}})
 				},
+				"create the dashboard password": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-dashboard-password",
+						Labels: map[string]string{"app": "rook-ceph-mgr"}}, Type: corev1.SecretTypeOpaque})
+				},
+				"create its Report": func() error { return bootstrap.Create(ctx, report("rook-ceph", "mgr-policy", true)) },
 			}
 			for name, try := range allowed {
 				t.Run("mgr-bootstrap may "+name, func(t *testing.T) {
@@ -192,8 +260,8 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 				"widen its rules to every resource": func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
 					c.Webhooks[0].Rules[0].Resources = []string{"*"}
 				},
-				"drop its objectSelector": func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
-					c.Webhooks[0].ObjectSelector = &metav1.LabelSelector{}
+				"narrow its objectSelector to nothing": func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Webhooks[0].ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nothing"}}
 				},
 				"drop its matchConditions": func(c *admissionregistrationv1.MutatingWebhookConfiguration) { c.Webhooks[0].MatchConditions = nil },
 				"drop its namespaceSelector": func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
@@ -233,12 +301,15 @@ type victims struct {
 	web, mgr                  *appsv1.Deployment
 	kubeDNS, rookService      *corev1.Service
 	otherPDB                  *policyv1.PodDisruptionBudget
+	// Reports in a namespace of no Ceph cluster: another tool's, and one
+	// named as the controller's but not labelled by it.
+	otherReport, unlabelledReport *unstructured.Unstructured
 }
 
 func newVictims(t *testing.T, admin client.Client) victims {
 	t.Helper()
 	ctx := context.Background()
-	for _, ns := range []string{"rook-ceph", "rook-owned"} {
+	for _, ns := range []string{"rook-ceph", "rook-owned", "tenant"} {
 		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
 			t.Fatal(err)
 		}
@@ -266,14 +337,45 @@ func newVictims(t *testing.T, admin client.Client) victims {
 			Labels: map[string]string{"app": "rook-ceph-mgr"}},
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "rook-ceph-mgr", "rook_cluster": "rook-owned", "mgr_role": "active"},
 				Ports: []corev1.ServicePort{{Name: "http-metrics", Port: 9283}}}},
-		otherPDB: pdb("rook-ceph", "web", nil),
+		otherPDB:         pdb("rook-ceph", "web", nil),
+		otherReport:      report("tenant", "other-tool", false),
+		unlabelledReport: report("tenant", "mgr-policy", false),
 	}
-	for _, o := range []client.Object{v.systemPod, v.webPod, v.mgrPod, v.web, v.mgr, v.kubeDNS, v.rookService, v.otherPDB} {
+	for _, o := range []client.Object{v.systemPod, v.webPod, v.mgrPod, v.web, v.mgr, v.kubeDNS, v.rookService, v.otherPDB, v.otherReport, v.unlabelledReport} {
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatalf("%T %s: %v", o, o.GetName(), err)
 		}
 	}
 	return v
+}
+
+// saToken is a Secret the API server fills with a token of ServiceAccount sa.
+func saToken(ns, name, sa string, owners []metav1.OwnerReference) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners,
+		Labels: map[string]string{"app": "rook-ceph-mgr"}, Annotations: map[string]string{corev1.ServiceAccountNameKey: sa}},
+		Type: corev1.SecretTypeServiceAccountToken}
+}
+
+// metricsService is the cluster's metrics Service as the controller makes it.
+func metricsService(owner *appsv1.Deployment) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr", Labels: map[string]string{"app": "rook-ceph-mgr", "rook_cluster": "rook-ceph"},
+		OwnerReferences: []metav1.OwnerReference{mgrOwner(owner, false)}},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "rook-ceph-mgr", "rook_cluster": "rook-ceph", "mgr_role": "active"},
+			Ports: []corev1.ServicePort{{Name: "http-metrics", Port: 9283}}}}
+}
+
+// report is an OpenReports Report, labelled as the controller labels its own
+// when mine.
+func report(ns, name string, mine bool) *unstructured.Unstructured {
+	r := &unstructured.Unstructured{}
+	r.SetAPIVersion("openreports.io/v1alpha1")
+	r.SetKind("Report")
+	r.SetNamespace(ns)
+	r.SetName(name)
+	if mine {
+		r.SetLabels(map[string]string{"app.kubernetes.io/managed-by": "mgr-bootstrap"})
+	}
+	return r
 }
 
 func pdb(ns, name string, owners []metav1.OwnerReference) *policyv1.PodDisruptionBudget {
