@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -25,20 +26,24 @@ type roleChange struct {
 }
 
 // planRoles decides the mgr_role label of the live pods of the managed mgrs
-// ids from the active mgr's id: active for its pods, standby for the others.
-// Pods of other mgrs (Rook's own, opted out) are not ours to label. Labels
-// are compared with what the pods carry, so a stale or hand-set label is
-// corrected, and a correct one costs nothing. No active mgr known ("")
-// changes nothing: a Service then keeps its endpoints rather than losing
-// them on a failed read.
-func planRoles(active string, ids []string, pods []corev1.Pod) []roleChange {
+// (owners: each mgr id's Deployment name) from the active mgr's id: active
+// for their pods, standby for the others. Only a pod its mgr Deployment runs
+// counts: its controller is the ReplicaSet the Deployment made for the pod's
+// template (named <Deployment>-<pod-template-hash>); a pod with the mgr
+// labels that some other object runs (Rook's own, opted out, or anyone's
+// copy) is not ours to label, so no Service routes to it. Labels are compared
+// with what the pods carry, so a stale or hand-set label is corrected, and a
+// correct one costs nothing. No active mgr known ("") changes nothing: a
+// Service then keeps its endpoints rather than losing them on a failed read.
+func planRoles(active string, owners map[string]string, pods []corev1.Pod) []roleChange {
 	if active == "" {
 		return nil
 	}
 	var changes []roleChange
 	for _, p := range pods {
 		id := p.Labels[contract.LabelMgrID]
-		if !slices.Contains(ids, id) || p.DeletionTimestamp != nil {
+		owner, ok := owners[id]
+		if !ok || p.DeletionTimestamp != nil || !runBy(&p, owner) {
 			continue
 		}
 		want := contract.RoleStandby
@@ -51,6 +56,14 @@ func planRoles(active string, ids []string, pods []corev1.Pod) []roleChange {
 	}
 	slices.SortFunc(changes, func(a, b roleChange) int { return strings.Compare(a.Pod, b.Pod) })
 	return changes
+}
+
+// runBy reports whether pod p is run by Deployment name: its controller is
+// that Deployment's ReplicaSet for the pod's template.
+func runBy(p *corev1.Pod, name string) bool {
+	ref := metav1.GetControllerOf(p)
+	hash := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+	return ref != nil && hash != "" && ref.APIVersion == "apps/v1" && ref.Kind == "ReplicaSet" && ref.Name == name+"-"+hash
 }
 
 // clusterMgrs groups the managed, live mgr Deployments by namespace (the
@@ -271,7 +284,13 @@ func (w *RoleWatcher) label(ctx context.Context, ns string, ids []string, active
 	for i := range pods.Items {
 		byName[pods.Items[i].Name] = &pods.Items[i]
 	}
-	for _, c := range planRoles(active, ids, pods.Items) {
+	owners := map[string]string{}
+	for i := range ds {
+		if d := &ds[i]; d.Namespace == ns && slices.Contains(ids, contract.MgrID(d)) && contract.Managed(d) && d.DeletionTimestamp == nil {
+			owners[contract.MgrID(d)] = d.Name
+		}
+	}
+	for _, c := range planRoles(active, owners, pods.Items) {
 		if err := w.patch(ctx, byName[c.Pod], c, ds); err != nil {
 			log.Error(err, "labelling mgr pod", "namespace", ns, "pod", c.Pod)
 		}

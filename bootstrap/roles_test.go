@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
@@ -20,12 +21,22 @@ import (
 func TestPlanRoles(t *testing.T) {
 	pod := func(name, id, role string) corev1.Pod {
 		p := corev1.Pod{}
-		p.Name, p.Labels = name, map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id}
+		p.Name, p.Labels = name, map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id, "pod-template-hash": "5d8f"}
 		if role != "" {
 			p.Labels[contract.LabelMgrRole] = role
 		}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rook-ceph-mgr-" + id + "-5d8f", UID: "rs", Controller: ptr.To(true)}}
 		return p
 	}
+	// Pods with mgr a's labels that its Deployment does not run.
+	copied := pod("copy-1", "a", "")
+	copied.OwnerReferences[0].Name = "copy-of-mgr-a-5d8f"
+	bare := pod("bare-1", "a", "")
+	bare.OwnerReferences = nil
+	notController := pod("nc-1", "a", "")
+	notController.OwnerReferences[0].Controller = nil
+	otherHash := pod("hash-1", "a", "")
+	otherHash.Labels["pod-template-hash"] = "0000"
 	deleting := pod("a-old", "a", "")
 	deleting.DeletionTimestamp = &metav1.Time{}
 	for name, tc := range map[string]struct {
@@ -44,10 +55,12 @@ func TestPlanRoles(t *testing.T) {
 		"pods being deleted and pods without an id are left": {"a", []corev1.Pod{deleting, pod("x", "", "")}, nil},
 		"an active mgr without a pod here: every pod standby": {"c", []corev1.Pod{pod("a-1", "a", "active")},
 			[]roleChange{{"a-1", "a", "standby"}}},
-		"a pod of a mgr the controller does not manage (Rook's) is left": {"a", []corev1.Pod{pod("a-1", "a", "active"), pod("r-1", "r", "")}, nil},
+		"a pod of a mgr the controller does not manage (Rook's) is left":     {"a", []corev1.Pod{pod("a-1", "a", "active"), pod("r-1", "r", "")}, nil},
+		"pods with a mgr's labels that its Deployment does not run are left": {"a", []corev1.Pod{pod("a-1", "a", "active"), copied, bare, notController, otherHash}, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := planRoles(tc.active, []string{"a", "b", "c"}, tc.pods); !reflect.DeepEqual(got, tc.want) {
+			owners := map[string]string{"a": "rook-ceph-mgr-a", "b": "rook-ceph-mgr-b", "c": "rook-ceph-mgr-c"}
+			if got := planRoles(tc.active, owners, tc.pods); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("planRoles(%q) = %v, want %v", tc.active, got, tc.want)
 			}
 		})

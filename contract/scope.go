@@ -82,6 +82,14 @@ func MgrID(d *appsv1.Deployment) string { return d.Labels[LabelMgrID] }
 // IsMgr reports whether a Deployment is a mgr Deployment this project handles.
 func IsMgr(d *appsv1.Deployment) bool { return d.Labels[LabelApp] == AppName }
 
+// HidesMgr reports whether a Deployment runs mgr pods (its pod template
+// carries app=rook-ceph-mgr) without saying so on its own labels: a
+// Deployment the webhooks and the controller would not select, whose pods
+// the cluster's Services and the role watcher would.
+func HidesMgr(d *appsv1.Deployment) bool {
+	return !IsMgr(d) && d.Spec.Template.Labels[LabelApp] == AppName
+}
+
 // ModulesAnnotation returns the modules a Deployment's annotation
 // mgr.ceph.rook.io/modules names (comma-separated, blanks dropped), and
 // whether it carries the annotation at all ("" names no module).

@@ -194,6 +194,20 @@ func errorKey(e *field.Error) string {
 	return fmt.Sprintf("%s\x00%s\x00%v", e.Type, e.Field, e.BadValue)
 }
 
+// ValidateNotHidden refuses a Deployment whose pod template runs a mgr
+// (label app=rook-ceph-mgr) while its own labels do not say so, unless old,
+// the object before an update, was such a Deployment with the same spec
+// (validation ratchets: labels and annotations stay writable, and deletion
+// is never blocked).
+func ValidateNotHidden(old, d *appsv1.Deployment) field.ErrorList {
+	if !contract.HidesMgr(d) || d.DeletionTimestamp != nil || (old != nil && contract.HidesMgr(old) && contract.SpecUnchanged(old, d)) {
+		return nil
+	}
+	return field.ErrorList{field.Required(labelsPath.Key(contract.LabelApp), fmt.Sprintf(
+		"the pod template runs a mgr (spec.template.metadata.labels[%s]=%s): label the Deployment %s=%s as well, so that it is completed and judged by the policy, or remove the label from the template",
+		contract.LabelApp, contract.AppName, contract.LabelApp, contract.AppName))}
+}
+
 // ValidateStaysMgr refuses an update that takes a governed mgr out of the
 // mgr set (label app removed or changed): the webhooks and the controller
 // select mgrs by it, so the Deployment, still running ceph-mgr with its

@@ -59,10 +59,12 @@ func admit(ctx context.Context, req admission.Request, webhook string, src Polic
 	w = &governedWrite{d: d, in: src.InForce()}
 	p := w.in.Policy
 	live := &onceLive{LiveLookup: lookup}
+	var prev *appsv1.Deployment // the object before an update, governed or not
 	if req.Operation == admissionv1.Update {
 		if w.old, resp, ok = decodeDeployment(req, req.OldObject.Raw, webhook); !ok {
 			return nil, resp, false
 		}
+		prev = w.old
 		if contract.IntentUnchanged(w.old, d) {
 			count(webhook, OutcomeSkipped)
 			return nil, admission.Allowed("no change of spec, labels or annotations"), false
@@ -74,6 +76,13 @@ func admit(ctx context.Context, req admission.Request, webhook string, src Polic
 		if !oldGoverned {
 			w.old = nil
 		} else if errs := mutate.ValidateStaysMgr(w.old, d); len(errs) > 0 {
+			return nil, deny(ctx, webhook, d, errs), false
+		}
+	}
+	if contract.HidesMgr(d) && !p.Exempts(ns, d.Name) {
+		// Pods of a mgr that no selector of ours would see: refused, not
+		// skipped, whoever its claimed owner is (Rook labels its own).
+		if errs := mutate.ValidateNotHidden(prev, d); len(errs) > 0 {
 			return nil, deny(ctx, webhook, d, errs), false
 		}
 	}

@@ -326,3 +326,49 @@ func TestRookAndOptedOutDeploymentsLeftAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenMgrRefused: a Deployment whose pod template runs a mgr (label
+// app=rook-ceph-mgr) while its own labels do not say so would escape every
+// selector of ours, and its pods would still be the cluster Services'. It is
+// refused through the API server, naming the label to set, whatever
+// CephCluster owner it claims; the same Deployment with its labels is
+// completed as usual.
+func TestHiddenMgrRefused(t *testing.T) {
+	ctx := context.Background()
+	cc := liveCephCluster(t, "rook-ceph", "rook-ceph-hidden")
+	hidden := func(name string, edit func(*appsv1.Deployment)) *appsv1.Deployment {
+		d := example(t)
+		d.Name = name
+		d.Labels = map[string]string{"team": "storage"}
+		edit(d)
+		return d
+	}
+	for name, d := range map[string]*appsv1.Deployment{
+		"labels on the template only": hidden("rook-ceph-mgr-a", func(*appsv1.Deployment) {}),
+		"under another name":          hidden("metrics-helper", func(*appsv1.Deployment) {}),
+		"claiming a live CephCluster owner": hidden("rook-ceph-mgr-a", func(d *appsv1.Deployment) {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: cc.GetName(), UID: cc.GetUID()}}
+		}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := k8s.Create(ctx, d)
+			if err == nil {
+				deleteDeployment(t, d.Namespace, d.Name)
+				t.Fatal("admitted")
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.labels[app]") || !strings.Contains(err.Error(), "label the Deployment app=rook-ceph-mgr") {
+				t.Errorf("refused, but not naming the label to set: %v", err)
+			}
+		})
+	}
+	t.Run("a Deployment that said so at first may not hide later", func(t *testing.T) {
+		d := example(t)
+		if err := k8s.Create(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		defer deleteDeployment(t, d.Namespace, d.Name)
+		if err := patch(t, d, func(d *appsv1.Deployment) { delete(d.Labels, "app") }); err == nil {
+			t.Error("dropping app=rook-ceph-mgr from a mgr's own labels was admitted")
+		}
+	})
+}
