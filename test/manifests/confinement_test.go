@@ -65,8 +65,8 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 			if _, err := testenv.ApplyRBAC(ctx, api.Client, dir); err != nil {
 				t.Fatal(err)
 			}
-			if n, err := testenv.CreateKinds(ctx, api.Client, dir, "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"); err != nil || n != 6 {
-				t.Fatalf("admission policies: %d created, %v; want 3 policies (2 confinements, mgr-policy) and 3 bindings", n, err)
+			if n, err := testenv.CreateKinds(ctx, api.Client, dir, "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"); err != nil || n != 8 {
+				t.Fatalf("admission policies: %d created, %v; want 4 policies (2 confinements, mgr-policy, mgr-workloads) and 4 bindings", n, err)
 			}
 			admin := api.Client
 			v := newVictims(t, admin)
