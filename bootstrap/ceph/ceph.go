@@ -286,7 +286,8 @@ func (r *Runner) run(ctx context.Context, conn Conn, c Command) ([]byte, error) 
 	if code == 1 && (strings.Contains(msg, "timed out") || strings.Contains(msg, "error connecting")) {
 		return nil, &Error{Command: c.Name, Unavailable: true, Message: msg}
 	}
-	if strings.Contains(msg, "type=key") && strings.Contains(msg, "Malformed input") {
+	// Judged on the raw output: redaction cuts the line after val=.
+	if raw := stderr.String(); strings.Contains(raw, "type=key") && strings.Contains(raw, "Malformed input") {
 		msg += "; this ceph CLI cannot read the admin key: if it is intact, the cluster runs a release newer than the CLI " +
 			"(Tentacle 20.2 makes keys of a new type), so run a controller image whose CLI is at least as new as the cluster"
 	}

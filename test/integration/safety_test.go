@@ -340,6 +340,8 @@ func TestHiddenMgrRefused(t *testing.T) {
 		d := example(t)
 		d.Name = name
 		d.Labels = map[string]string{"team": "storage"}
+		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}}
+		d.Spec.Template.Labels = map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}
 		edit(d)
 		return d
 	}
