@@ -26,6 +26,11 @@ type moduleInputs struct {
 	MetricsPort, DashboardPort int32
 	// Backend is the orchestrator backend to set once rook is on ("" to skip).
 	Backend string
+	// Ours are the modules this controller turned on in the cluster, as its
+	// record in Ceph says (ModulesRecordKey): the only ones it ever turns
+	// off. A module someone else turned on, before the controller ran or
+	// beside it, is never disabled by it.
+	Ours []string
 }
 
 // step is one ceph command of a plan.
@@ -57,6 +62,9 @@ type modulePlan struct {
 	// wanted ones this release lacks or cannot run.
 	Modules, Unavailable []string
 	Skipped              []skip
+	// Ours is the record of the modules this controller turned on, once
+	// the steps ran: Ours of the inputs, plus Enabled, less Disabled.
+	Ours []string
 	// MetricsPort and DashboardPort are the ports set for the mgr after.
 	MetricsPort, DashboardPort int32
 	// Dashboard and Backend are Status.Dashboard and Status.Backend after.
@@ -116,11 +124,13 @@ func planModules(in moduleInputs) modulePlan {
 				Args: []string{"mgr", "module", "enable", name}}})
 		}
 	}
-	// A module this mgr had on as wanted, and the cluster no longer wants, is
-	// turned off once: the status then no longer lists it, and a module off
-	// in Ceph (another mgr of the cluster turned it off) is left alone.
+	// A module this controller turned on (its record, in.Ours), and the
+	// cluster no longer wants, is turned off once: the record then no longer
+	// lists it, and a module off in Ceph (another mgr of the cluster turned
+	// it off) is left alone. A module it did not turn on is never its to
+	// turn off, whatever its status says.
 	var disables []step
-	for _, had := range in.Prev.Modules {
+	for _, had := range in.Ours {
 		name, _ := moduleFor(had, rel)
 		if slices.Contains(in.Want, had) || name == "" || slices.Contains(in.Modules.AlwaysOn, name) || !slices.Contains(in.Modules.Enabled, name) {
 			continue
@@ -150,6 +160,12 @@ func planModules(in moduleInputs) modulePlan {
 	}
 	p.Steps = append(p.Steps, enables...)
 	p.Steps = append(p.Steps, disables...)
+	for _, m := range append(slices.Clone(in.Ours), p.Enabled...) {
+		if !slices.Contains(p.Disabled, m) && !slices.Contains(p.Ours, m) {
+			p.Ours = append(p.Ours, m)
+		}
+	}
+	slices.Sort(p.Ours)
 
 	p.Backend = in.Prev.Backend
 	if in.Backend != "" && slices.Contains(p.Modules, "rook") && p.Backend != in.Backend {

@@ -199,19 +199,24 @@ func TestPlanModules(t *testing.T) {
 			},
 			modules: []string{"prometheus", "dashboard"}, dashboard: true,
 		},
-		"a module removed from the cluster's set: disabled once": {
-			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
+		"a module it turned on, removed from the cluster's set: disabled once": {
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"prometheus", "dashboard"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus"}, nil)},
 			steps:   []string{"ceph mgr module disable dashboard"},
 			modules: []string{"prometheus"},
 		},
+		"a module someone else turned on, removed from the cluster's set: left on": {
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"prometheus"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
+				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus"}, nil)},
+			modules: []string{"prometheus"},
+		},
 		"removed, and off in Ceph already (another mgr turned it off): nothing": {
-			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"prometheus", "dashboard"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"prometheus"}, nil)},
 			modules: []string{"prometheus"},
 		},
 		"removed but always on (orchestrator_cli on Pacific): never disabled": {
-			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Prev: Status{Modules: []string{"orchestrator_cli", "prometheus"}, MetricsPort: 9283},
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"orchestrator_cli", "prometheus"}, Prev: Status{Modules: []string{"orchestrator_cli", "prometheus"}, MetricsPort: 9283},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"prometheus"}, nil)},
 			modules: []string{"prometheus"},
 		},
@@ -344,5 +349,35 @@ func TestModuleReleaseRulesOnBothSides(t *testing.T) {
 				t.Errorf("%s on %s: %q (%s), want %q", module, release, got, why, want)
 			}
 		}
+	}
+}
+
+// TestPlanModulesRecord: the record of the modules the controller turned on
+// gains what the plan enables, loses what it disables, and never gains a
+// module that was on before (someone else's).
+func TestPlanModulesRecord(t *testing.T) {
+	r, _ := ceph.ParseVersion("ceph version 16.2.15")
+	for name, tc := range map[string]struct {
+		want, ours, enabled []string
+		record              []string
+	}{
+		"enables join the record":                 {want: []string{"prometheus", "dashboard"}, record: []string{"dashboard", "prometheus"}},
+		"a module on before never joins":          {want: []string{"prometheus", "dashboard"}, enabled: []string{"prometheus"}, record: []string{"dashboard"}},
+		"a disable leaves the record":             {want: []string{"prometheus"}, ours: []string{"dashboard", "prometheus"}, enabled: []string{"dashboard", "prometheus"}, record: []string{"prometheus"}},
+		"someone else's module: kept, not record": {want: nil, ours: nil, enabled: []string{"dashboard"}, record: nil},
+		"at rest: the record as it was":           {want: []string{"prometheus"}, ours: []string{"prometheus"}, enabled: []string{"prometheus"}, record: []string{"prometheus"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := planModules(moduleInputs{Release: r, MgrID: "a", Want: tc.want, Ours: tc.ours, Modules: moduleLs(laterLs.AlwaysOn, tc.enabled, []string{"prometheus", "dashboard"}),
+				MetricsPort: 9283, DashboardPort: 8443})
+			if !slices.Equal(p.Ours, tc.record) {
+				t.Errorf("record %v, want %v", p.Ours, tc.record)
+			}
+			for _, s := range p.Steps {
+				if s.Cmd.Name == "mgr module disable" && !slices.Contains(tc.ours, s.Cmd.Args[3]) {
+					t.Errorf("disables %s, which is not the controller's", s.Cmd.Args[3])
+				}
+			}
+		})
 	}
 }

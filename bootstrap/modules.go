@@ -101,6 +101,25 @@ func (r *Reconciler) enableModules(ctx context.Context, s *scope) (ctrl.Result, 
 	return ctrl.Result{}, false, nil
 }
 
+// ModulesRecordKey is where, in each Ceph cluster's config-key store, the
+// controller records the modules it turned on itself (comma-separated): the
+// only ones it turns off. It lives in Ceph, written with the admin key, so
+// no namespace editor writes it and no status written back replays it; it is
+// the cluster's, as the modules are.
+const ModulesRecordKey = "mgr-bootstrap/modules-enabled"
+
+// modulesRecord reads ModulesRecordKey: none yet is an empty record.
+func (r *Reconciler) modulesRecord(ctx context.Context, conn ceph.Conn) ([]string, error) {
+	out, err := r.Ceph.Run(ctx, conn, ceph.Command{Name: "config-key get", Kind: ceph.Read, Args: []string{"config-key", "get", ModulesRecordKey}})
+	if ceph.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the modules this controller turned on: %w", err)
+	}
+	return contract.SplitList(strings.Trim(strings.TrimSpace(string(out)), `"`)), nil
+}
+
 // runModulePlan reads the release the mgr runs, plans the module commands for its
 // release (planModules) and runs them in order; what the plan leaves out
 // becomes a Warning Event, once.
@@ -114,11 +133,23 @@ func (r *Reconciler) runModulePlan(ctx context.Context, s *scope, conn ceph.Conn
 	if err != nil {
 		return fmt.Errorf("mgr %s's release: %w", s.id, err)
 	}
+	ours, err := r.modulesRecord(ctx, conn)
+	if err != nil {
+		return err
+	}
 	plan := planModules(moduleInputs{
-		Release: rel, MgrID: s.id, Want: s.want, Modules: mgrMap.Modules(rel), Prev: prev, Backend: r.OrchestratorBackend,
+		Release: rel, MgrID: s.id, Want: s.want, Modules: mgrMap.Modules(rel), Prev: prev, Backend: r.OrchestratorBackend, Ours: ours,
 		MetricsPort:   containerPort(d, contract.PortNameMetrics, contract.PortMetrics),
 		DashboardPort: containerPort(d, contract.PortNameDash, contract.PortDashboard),
 	})
+	// The record goes first: a module is claimed before it is turned on, so
+	// an enable that succeeds is never left unrecorded by a later failure.
+	if !slices.Equal(plan.Ours, sortedCopy(ours)) {
+		if _, err := r.Ceph.Run(ctx, conn, ceph.Command{Name: "config-key set", Kind: ceph.Write,
+			Args: []string{"config-key", "set", ModulesRecordKey, strings.Join(plan.Ours, ",")}}); err != nil {
+			return fmt.Errorf("recording the modules this controller turns on: %w", err)
+		}
+	}
 	next.CephVersion = rel.String()
 	next.Modules, next.Unavailable = plan.Modules, plan.Unavailable
 	for _, skip := range plan.Skipped {

@@ -49,6 +49,9 @@ const (
 	// nsOutage is TestCephMonOutage's cluster, whose mgr daemon runs with a
 	// key the harness made.
 	nsOutage = "ceph-outage"
+	// nsAdminModules is TestModuleAnAdministratorTurnedOnStaysOn's cluster,
+	// likewise.
+	nsAdminModules = "ceph-admin-modules"
 	// finalizerTimeout is short so the lost-cluster deletion test is quick.
 	finalizerTimeout = 8 * time.Second
 )
@@ -145,7 +148,7 @@ func run(m *testing.M) (int, error) {
 	opts := bootstrap.DefaultOptions()
 	opts.FinalizerTimeout = finalizerTimeout
 	opts.RetryInterval = time.Second
-	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage}
+	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage, nsAdminModules}
 	// The modules the tests' mgrs choose by annotation; "alerts" is left out
 	// for TestModulesAnnotationSteersNoCephWrite.
 	opts.ModuleChoices = append(slices.Clone(contract.DefaultModules), "influxdb2")

@@ -19,6 +19,8 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
 
 // TestForgedStatusSteersNoCephWrite: the status annotation is writable by
@@ -151,5 +153,84 @@ func TestModulesAnnotationSteersNoCephWrite(t *testing.T) {
 	}
 	if s := status(t, nsMain, name); !slices.Equal(s.Modules, before) {
 		t.Errorf("the controller's modules went from %v to %v", before, s.Modules)
+	}
+}
+
+// TestModuleAnAdministratorTurnedOnStaysOn: the controller turns off only
+// modules it turned on itself (its record in Ceph's config-key store, where
+// no editor writes and from which no status written back replays). A module
+// an administrator enabled before the controller ever ran stays on when the
+// cluster's set no longer names it, even after the controller counted it
+// among the mgr's modules; one the controller turned on is turned off.
+func TestModuleAnAdministratorTurnedOnStaysOn(t *testing.T) {
+	ctx := context.Background()
+	c, err := cephtest.Start(ctx, cephtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	const ns = nsAdminModules
+	cephs[ns] = c
+	defer delete(cephs, ns)
+	if err := (testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring}).Create(ctx, k8s); err != nil {
+		t.Fatal(err)
+	}
+	if enabledModules(t, c)["prometheus"] || enabledModules(t, c)["dashboard"] {
+		t.Fatal("prometheus or dashboard is on in a new cluster: the test needs them off")
+	}
+	// The administrator's module, before any mgr Deployment exists.
+	if _, err := c.Ceph(ctx, "mgr", "module", "enable", "prometheus"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitMgrAvailable(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	d := mgrDeployment(t, ns, "a", 1, map[string]string{contract.AnnotationModules: "prometheus"})
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = k8s.Delete(context.Background(), d) }()
+	choose := func(modules string) {
+		t.Helper()
+		cur := &appsv1.Deployment{}
+		if err := get(ctx, ns, d.Name, cur); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(cur.DeepCopy())
+		metav1.SetMetaDataAnnotation(&cur.ObjectMeta, contract.AnnotationModules, modules)
+		if err := k8s.Patch(ctx, cur, patch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 3*time.Minute, "Ready with modules "+modules, func(context.Context) (bool, error) {
+			s := status(t, ns, d.Name)
+			return s.Phase == bootstrap.PhaseReady && strings.Join(s.Modules, ",") == modules, nil
+		})
+	}
+	eventually(t, 3*time.Minute, "Ready with prometheus", func(context.Context) (bool, error) {
+		s := status(t, ns, d.Name)
+		return s.Phase == bootstrap.PhaseReady && slices.Equal(s.Modules, []string{"prometheus"}), nil
+	})
+	// prometheus is now among the mgr's modules (its status), but the
+	// controller did not turn it on.
+	choose("orchestrator_cli")
+	if !enabledModules(t, c)["prometheus"] {
+		t.Error("prometheus, which an administrator enabled before the controller ran, was turned off")
+	}
+	// The control: a module the controller turns on, then off.
+	choose("dashboard")
+	if !enabledModules(t, c)["dashboard"] {
+		t.Fatal("dashboard was not turned on")
+	}
+	choose("orchestrator_cli")
+	mods := enabledModules(t, c)
+	if mods["dashboard"] {
+		t.Error("dashboard, which the controller turned on, stayed on once the cluster's set no longer named it")
+	}
+	if !mods["prometheus"] {
+		t.Error("prometheus was turned off with dashboard")
+	}
+	out, err := c.Ceph(ctx, "config-key", "get", bootstrap.ModulesRecordKey)
+	if err != nil || strings.Contains(string(out), "prometheus") || strings.Contains(string(out), "dashboard") {
+		t.Errorf("the record %s is %q (%v); want neither prometheus (not the controller's) nor dashboard (turned off)", bootstrap.ModulesRecordKey, out, err)
 	}
 }
