@@ -95,7 +95,6 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 		}
 	})
 
-	// 20 attackers, each sending 3 MiB bodies at 640 KiB/s, again and again.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var sent, refused atomic.Int64
@@ -103,68 +102,58 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 	for i := range chunk {
 		chunk[i] = 'x'
 	}
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				conn, err := dial()
-				if err != nil {
-					time.Sleep(50 * time.Millisecond)
-					continue
-				}
-				fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"request\":{\"object\":\"", webhook.ValidatePath, webhook.MaxRequestBytes)
-				for n := 0; n < webhook.MaxRequestBytes-len(chunk); n += len(chunk) {
-					if _, err := conn.Write(chunk); err != nil {
-						refused.Add(1)
-						break
-					}
-					sent.Add(int64(len(chunk)))
+	// attack runs n callers, each dialling again whenever each returns,
+	// until stop is closed.
+	attack := func(n int, each func(conn *tls.Conn)) {
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
 					select {
 					case <-stop:
-						conn.Close()
 						return
-					case <-time.After(100 * time.Millisecond):
+					default:
 					}
+					conn, err := dial()
+					if err != nil {
+						time.Sleep(50 * time.Millisecond)
+						continue
+					}
+					each(conn)
+					conn.Close()
 				}
-				conn.Close()
-			}
-		}()
+			}()
+		}
 	}
+	// 20 attackers, each sending 3 MiB bodies at 640 KiB/s, again and again.
+	attack(20, func(conn *tls.Conn) {
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"request\":{\"object\":\"", webhook.ValidatePath, webhook.MaxRequestBytes)
+		for n := 0; n < webhook.MaxRequestBytes-len(chunk); n += len(chunk) {
+			if _, err := conn.Write(chunk); err != nil {
+				refused.Add(1)
+				return
+			}
+			sent.Add(int64(len(chunk)))
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	})
 	// 200 idle callers: a small review's headers, then nothing.
 	var idle atomic.Int64
-	for range 200 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				conn, err := dial()
-				if err != nil {
-					time.Sleep(50 * time.Millisecond)
-					continue
-				}
-				fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n", webhook.MutatePath)
-				idle.Add(1)
-				done := make(chan struct{})
-				go func() { _, _ = conn.Read(make([]byte, 1)); close(done) }() // until the webhook cuts it
-				select {
-				case <-stop:
-				case <-done:
-				}
-				conn.Close()
-			}
-		}()
-	}
+	attack(200, func(conn *tls.Conn) {
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n", webhook.MutatePath)
+		idle.Add(1)
+		done := make(chan struct{})
+		go func() { _, _ = conn.Read(make([]byte, 1)); close(done) }() // until the webhook cuts it
+		select {
+		case <-stop:
+		case <-done:
+		}
+	})
 	// The attack in full swing: every large slot's worth of bodies sent.
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		return sent.Load() >= 4*int64(webhook.MaxRequestBytes) && idle.Load() >= 200, nil

@@ -52,32 +52,14 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 	for name, install := range installs {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			api, err := testenv.StartForInstalls("mgr-webhook-system", "rook-ceph")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer api.Stop()
-			dir, cleanup, err := install.dir()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cleanup()
-			if _, err := testenv.ApplyRBAC(ctx, api.Client, dir); err != nil {
-				t.Fatal(err)
-			}
+			api, dir, as := installed(t, install.dir)
 			if n, err := testenv.CreateKinds(ctx, api.Client, dir, "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"); err != nil || n != 8 {
 				t.Fatalf("admission policies: %d created, %v; want 4 policies (2 confinements, mgr-policy, mgr-workloads) and 4 bindings", n, err)
 			}
 			admin := api.Client
 			v := newVictims(t, admin)
-			as := func(sa string) client.Client {
-				c, err := client.New(api.ConfigAs(testenv.ServiceAccountUser("mgr-webhook-system", sa)), client.Options{Scheme: admin.Scheme()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return c
-			}
-			bootstrap, webhook := as("mgr-bootstrap"), as("mgr-webhook")
+			sa := func(name string) client.Client { return as(testenv.ServiceAccountUser("mgr-webhook-system", name)) }
+			bootstrap, webhook := sa("mgr-bootstrap"), sa("mgr-webhook")
 			// The policies take a moment to be enforced: wait for the first refusal.
 			eventuallyRefused(t, "label a pod that is not a mgr's", func() error {
 				return patchObj(ctx, bootstrap, v.webPod, func(p *corev1.Pod) { p.Labels["mgr_role"] = "active" })
@@ -280,6 +262,36 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 			}
 		})
 	}
+}
+
+// installed starts an API server for installs, with namespaces
+// mgr-webhook-system and rook-ceph, and applies an install's RBAC and
+// admission policies (testenv.ApplyRBAC); everything is removed when t
+// ends. It returns the server, the install's kustomization and a client
+// that impersonates a user.
+func installed(t *testing.T, install func() (string, func(), error)) (*testenv.APIServer, string, func(user string) client.Client) {
+	t.Helper()
+	api, err := testenv.StartForInstalls("mgr-webhook-system", "rook-ceph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(api.Stop)
+	dir, cleanup, err := install()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	if _, err := testenv.ApplyRBAC(context.Background(), api.Client, dir); err != nil {
+		t.Fatal(err)
+	}
+	as := func(user string) client.Client {
+		c, err := client.New(api.ConfigAs(user), client.Options{Scheme: api.Client.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	return api, dir, as
 }
 
 // overlay is a kustomize overlay of the checkout, as is.

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
@@ -39,19 +38,7 @@ func TestMgrWorkloadsOnlyFromTheControlPlane(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			api, err := testenv.StartForInstalls("mgr-webhook-system", "rook-ceph")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer api.Stop()
-			d, cleanup, err := dir()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cleanup()
-			if _, err := testenv.ApplyRBAC(ctx, api.Client, d); err != nil {
-				t.Fatal(err)
-			}
+			api, _, as := installed(t, dir)
 			admin := api.Client
 			// Built-in edit's rules (no kube-controller-manager aggregates
 			// them into edit here).
@@ -61,13 +48,6 @@ func TestMgrWorkloadsOnlyFromTheControlPlane(t *testing.T) {
 					Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: "jane"}}}); err != nil {
 					t.Fatal(err)
 				}
-			}
-			as := func(user string) client.Client {
-				c, err := client.New(api.ConfigAs(user), client.Options{Scheme: admin.Scheme()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return c
 			}
 			jane := as("jane")
 			mgrLabels := func() map[string]string { return map[string]string{"app": "rook-ceph-mgr", "mgr": "a"} }
