@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
@@ -124,8 +125,14 @@ func TestMgrWorkloadsOnlyFromTheControlPlane(t *testing.T) {
 						})}}})
 				},
 			}
-			if err := admin.Create(ctx, plain); err != nil {
-				t.Fatal(err)
+			legacyLabels := map[string]string{"app": "legacy-exporter"}
+			legacy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "legacy-exporter"},
+				Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: legacyLabels},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: legacyLabels}, Spec: podSpec(keyVolume)}}}
+			for _, o := range []client.Object{plain, legacy} {
+				if err := admin.Create(ctx, o); err != nil {
+					t.Fatal(err)
+				}
 			}
 			for name, try := range refused {
 				t.Run("an editor may not "+name, func(t *testing.T) { assertRefusedByPolicy(t, try()) })
@@ -139,6 +146,11 @@ func TestMgrWorkloadsOnlyFromTheControlPlane(t *testing.T) {
 				try  func() error
 			}{
 				{"an editor may create a Pod that is no mgr's", func() error { return jane.Create(ctx, pod("web-1", map[string]string{"app": "web"}, nil)) }},
+				// Validation ratchets: a workload admitted before the policy
+				// (here by a cluster-admin) may still be scaled.
+				{"an editor may scale a Deployment that read a mgr's keyring before", func() error {
+					return patchObj(ctx, jane, legacy, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr[int32](0) })
+				}},
 				{"the deployment controller may create a mgr's ReplicaSet", func() error {
 					return as("system:serviceaccount:kube-system:deployment-controller").Create(ctx, controlPlaneRS)
 				}},
