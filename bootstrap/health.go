@@ -64,15 +64,20 @@ func (h clusterHealth) next(now time.Time, err error) clusterHealth {
 type healthBook struct {
 	mu sync.Mutex
 	m  map[string]clusterHealth
+	// answered, when set, hears of each cluster whose breaker an answer
+	// closed, so its mgrs are retried at once rather than on their own
+	// retry clocks (which a refusal while open has pushed up to
+	// CephRetryMax further on).
+	answered func(ns string)
 }
 
 // record notes the outcome of a ceph call to cluster ns.
 func (b *healthBook) record(ns string, now time.Time, err error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.m == nil {
 		b.m = map[string]clusterHealth{}
 	}
+	was := b.m[ns].failures > 0
 	h := b.m[ns].next(now, err)
 	if h.failures == 0 {
 		delete(b.m, ns)
@@ -80,6 +85,11 @@ func (b *healthBook) record(ns string, now time.Time, err error) {
 		b.m[ns] = h
 	}
 	clustersUnreachable.Set(float64(len(b.m)))
+	answered := was && h.failures == 0 && b.answered != nil
+	b.mu.Unlock()
+	if answered {
+		b.answered(ns)
+	}
 }
 
 // refusal is the error a reconcile gets instead of a ceph call while ns's

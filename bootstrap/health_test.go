@@ -144,3 +144,30 @@ func TestProbeBackoff(t *testing.T) {
 		t.Errorf("waits %v, want %v", waits, want)
 	}
 }
+
+// A cluster whose breaker an answer closes is announced once (its mgrs are
+// retried at once); one that never failed, or still fails, is not.
+func TestBreakerAnnouncesAnAnswerAfterFailures(t *testing.T) {
+	for name, tc := range map[string]struct {
+		calls []error
+		want  []string
+	}{
+		"never failed":               {calls: []error{nil, nil}},
+		"still failing":              {calls: []error{unreachable, unreachable}},
+		"answers after two failures": {calls: []error{unreachable, unreachable, nil, nil}, want: []string{"ns"}},
+		"an error answer counts":     {calls: []error{unreachable, refused}, want: []string{"ns"}},
+		"a refusal is no answer":     {calls: []error{unreachable, &breakerOpen{last: unreachable}}},
+		"twice down, twice back":     {calls: []error{unreachable, nil, unreachable, nil}, want: []string{"ns", "ns"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			b := healthBook{answered: func(ns string) { got = append(got, ns) }}
+			for i, err := range tc.calls {
+				b.record("ns", t0.Add(time.Duration(i)*time.Second), err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("announced %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -163,6 +164,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 			return err
 		}
 	}
+	// A cluster that answers again (its breaker closed, health.go) is every
+	// one of its mgrs' at once. The send never blocks a ceph call: a
+	// notice dropped while the queue is full leaves that mgr to its own
+	// retry clock, at most CephRetryMax away.
+	answered := make(chan event.GenericEvent, 64)
+	r.health.answered = func(ns string) {
+		select {
+		case answered <- event.GenericEvent{Object: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}}:
+		default:
+		}
+	}
+	b = b.WatchesRawSource(source.Channel(answered, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)))
 	return b.
 		Named("mgr-bootstrap").
 		For(&appsv1.Deployment{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: specOrIntentChanged})).
