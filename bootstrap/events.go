@@ -36,6 +36,8 @@ const (
 	ReasonKeyNotOwned = "KeyNotOwned"
 	// ReasonKeyAdopted: an existing cephx key adopted, as the policy allows.
 	ReasonKeyAdopted = "KeyAdopted"
+	// ReasonMonHostRefused: mon_host names an address outside --mon-networks.
+	ReasonMonHostRefused = "MonHostRefused"
 )
 
 var (
@@ -47,4 +49,6 @@ var (
 	errDashboardPassword = errors.New("dashboard password Secret unusable")
 	// errKeyNotOurs: the mgr's cephx key existed before the controller made one.
 	errKeyNotOurs = errors.New("cephx key not created by this controller")
+	// errMonHostRefused: mon_host names a mon outside the allowed networks.
+	errMonHostRefused = errors.New("mon_host refused")
 )

@@ -5,6 +5,7 @@ package bootstrap
 
 import (
 	"context"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -54,6 +55,10 @@ type Options struct {
 	// CephRetryMax caps the wait between attempts while a cluster does not
 	// answer (from 1 s, doubling).
 	CephRetryMax time.Duration
+	// MonNetworks, when any, are the networks a cluster's mon_host may name:
+	// the controller dials no mon outside them (an editor who may write
+	// rook-ceph-config cannot point it at another address). None: any.
+	MonNetworks []netip.Prefix
 	// RoleInterval is how often each cluster with two or more mgrs is asked
 	// which one is active (`ceph mgr stat`), to label the pods mgr_role.
 	RoleInterval time.Duration

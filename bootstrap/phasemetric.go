@@ -26,11 +26,15 @@ var allPhases = []Phase{PhasePending, PhaseWaitingForPod, PhaseWaitingForMgr, Ph
 // phaseCollector reports mgr_bootstrap_mgrs{phase} from the manager's cache
 // at scrape time: counted, never kept, so it cannot drift from the
 // Deployments' status annotations. Only the leader reports, so that the
-// replicas' series add up to the cluster's mgrs.
+// replicas' series add up to the cluster's mgrs. A status the controller did
+// not seal counts as Pending, whatever phase it claims: an editor who writes
+// "Ready" over an Error does not silence the alert.
 type phaseCollector struct {
 	mu      sync.Mutex
 	reader  client.Reader
 	elected <-chan struct{}
+	ready   func() bool // the status key is loaded
+	sealed  func(*appsv1.Deployment, Status) bool
 	desc    *prometheus.Desc
 }
 
@@ -39,20 +43,23 @@ var mgrPhases = &phaseCollector{desc: prometheus.NewDesc("mgr_bootstrap_mgrs",
 
 func init() { metrics.Registry.MustRegister(mgrPhases) }
 
-// watch makes the collector count from reader once elected is closed.
-func (c *phaseCollector) watch(reader client.Reader, elected <-chan struct{}) {
+// watch makes the collector count from reader once elected is closed,
+// trusting the statuses sealed says the controller wrote; nothing is
+// reported until ready (the status key loaded), rather than every mgr as
+// Pending for a moment.
+func (c *phaseCollector) watch(reader client.Reader, elected <-chan struct{}, ready func() bool, sealed func(*appsv1.Deployment, Status) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.reader, c.elected = reader, elected
+	c.reader, c.elected, c.ready, c.sealed = reader, elected, ready, sealed
 }
 
 func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	reader, elected := c.reader, c.elected
+	reader, elected, ready, sealed := c.reader, c.elected, c.ready, c.sealed
 	c.mu.Unlock()
-	if reader == nil {
+	if reader == nil || !ready() {
 		return
 	}
 	select {
@@ -60,7 +67,7 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	default:
 		return
 	}
-	counts, err := countPhases(reader)
+	counts, err := countPhases(reader, sealed)
 	if err != nil {
 		return // a scrape during cache start-up: no sample rather than a wrong one
 	}
@@ -69,7 +76,7 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func countPhases(reader client.Reader) (map[Phase]int, error) {
+func countPhases(reader client.Reader, sealed func(*appsv1.Deployment, Status) bool) (map[Phase]int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	list := &appsv1.DeploymentList{}
@@ -87,7 +94,7 @@ func countPhases(reader client.Reader) (map[Phase]int, error) {
 		switch {
 		case err != nil:
 			phase = PhaseError
-		case phase == "":
+		case phase == "" || !sealed(d, s):
 			phase = PhasePending
 		}
 		counts[phase]++

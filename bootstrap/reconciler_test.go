@@ -6,6 +6,7 @@ package bootstrap
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -130,5 +131,17 @@ func TestScopeReads(t *testing.T) {
 	if _, err := r.conn(context.Background(), &scope{d: other}); !errors.Is(err, errClusterMissing) ||
 		!strings.Contains(err.Error(), contract.ConfigSecretName+"/"+contract.ConfigSecretMonHostKey) {
 		t.Errorf("a namespace whose Secrets lack the keys: %v", err)
+	}
+
+	// With the mon networks restricted: a mon outside them is refused before
+	// any connection, naming the address and the fix; one inside passes.
+	r = &Reconciler{Client: cl, APIReader: cl, Options: Options{MonNetworks: []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")}}}
+	_, err := r.conn(context.Background(), &scope{d: a})
+	if !errors.Is(err, errMonHostRefused) || !strings.Contains(err.Error(), "10.0.0.1") || !strings.Contains(err.Error(), "--mon-networks") {
+		t.Errorf("a mon outside --mon-networks: %v", err)
+	}
+	r.MonNetworks = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	if c, err := r.conn(context.Background(), &scope{d: a}); err != nil || c.MonHost != "v2:10.0.0.1:3300" {
+		t.Errorf("a mon inside --mon-networks: %+v, %v", c, err)
 	}
 }

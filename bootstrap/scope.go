@@ -96,5 +96,10 @@ func (r *Reconciler) clusterConn(ctx context.Context, ns string) (ceph.Conn, err
 	if len(missing) > 0 {
 		return ceph.Conn{}, fmt.Errorf("%w: namespace %s lacks %v", errClusterMissing, ns, missing)
 	}
-	return ceph.Conn{Cluster: ns, MonHost: string(cfg.Data[contract.ConfigSecretMonHostKey]), AdminKeyring: keyring.Data[contract.KeyringKey]}, nil
+	monHost := string(cfg.Data[contract.ConfigSecretMonHostKey])
+	if err := ceph.CheckMonHost(monHost, r.MonNetworks); err != nil {
+		return ceph.Conn{}, fmt.Errorf("%w: Secret %s/%s, key %s: %v; no ceph call is made: set it to the cluster's mons, or have the controller's administrator allow their network (--mon-networks)",
+			errMonHostRefused, ns, contract.ConfigSecretName, contract.ConfigSecretMonHostKey, err)
+	}
+	return ceph.Conn{Cluster: ns, MonHost: monHost, AdminKeyring: keyring.Data[contract.KeyringKey]}, nil
 }

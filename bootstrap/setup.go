@@ -131,7 +131,7 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 			return err
 		}
 	}
-	mgrPhases.watch(mgr.GetCache(), mgr.Elected())
+	mgrPhases.watch(mgr.GetCache(), mgr.Elected(), r.seal.ready, r.sealedStatus)
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}

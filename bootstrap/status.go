@@ -77,6 +77,17 @@ func StatusOf(d *appsv1.Deployment) (Status, error) {
 	return s, nil
 }
 
+// sealedStatus reports whether s, read from d, is a status the controller
+// wrote: its seal verifies and, while it remembers one, it is the last it
+// wrote. Before the key is loaded nothing is.
+func (r *Reconciler) sealedStatus(d *appsv1.Deployment, s Status) bool {
+	if !r.seal.ready() || !r.seal.verify(d.UID, s) {
+		return false
+	}
+	last, remembered := r.lastGood.Load(d.UID)
+	return !remembered || s.encode() == last.(Status).encode()
+}
+
 // readStatus is StatusOf for the controller: the status it may act on. A
 // status it did not seal (garbled, written by someone else, or not the one
 // it last wrote) is ignored, with an Event: the last status the controller
@@ -97,7 +108,7 @@ func (r *Reconciler) readStatus(d *appsv1.Deployment) Status {
 	}
 	s, err := StatusOf(d)
 	switch {
-	case err == nil && r.seal.verify(d.UID, s) && (!remembered || s.encode() == last.encode()):
+	case err == nil && r.sealedStatus(d, s):
 		r.lastGood.Store(d.UID, s)
 		return s
 	case remembered:
@@ -132,6 +143,9 @@ func (r *Reconciler) record(ctx context.Context, d *appsv1.Deployment, st Status
 	case errors.Is(err, errNotOwned):
 		st.Phase = PhaseError
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonNotOwned, "Bootstrap", "%v", err)
+	case errors.Is(err, errMonHostRefused):
+		st.Phase = PhaseError
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonMonHostRefused, "Bootstrap", "%v", err)
 	case errors.Is(err, errKeyNotOurs):
 		st.Phase = PhaseError
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyNotOwned, "Bootstrap", "%v", err)

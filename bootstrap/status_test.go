@@ -131,6 +131,7 @@ func TestRecordWritesEveryOutcome(t *testing.T) {
 		"success":          {nil, PhaseWaitingForPod, ""},
 		"cluster missing":  {fmt.Errorf("%w: namespace lacks Secret x", errClusterMissing), PhaseError, ReasonCephClusterMissing},
 		"not owned":        {fmt.Errorf("%w: Secret y", errNotOwned), PhaseError, ReasonNotOwned},
+		"mon_host refused": {fmt.Errorf("%w: 127.0.0.1", errMonHostRefused), PhaseError, ReasonMonHostRefused},
 		"dashboard secret": {fmt.Errorf("%w: no password", errDashboardPassword), PhaseError, ReasonDashboardPasswordInvalid},
 		"ceph unavailable": {&ceph.Error{Command: "mgr dump", Unavailable: true, Message: "timed out"}, PhaseCephUnavailable, ReasonCephUnavailable},
 		"anything else":    {errors.New("boom"), PhaseError, ReasonBootstrapFailed},

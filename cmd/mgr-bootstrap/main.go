@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -42,7 +43,7 @@ type options struct {
 	modules, caps                string
 	policyFile, adopt, choices   string
 	policyName, podName          string
-	namespaces                   string
+	namespaces, monNetworks      string
 	cephTimeout, connectTimeout  time.Duration
 	statTimeout                  time.Duration
 	leaseDuration, renewDeadline time.Duration
@@ -87,6 +88,7 @@ func main() {
 	flag.DurationVar(&o.RoleInterval, "mgr-role-interval", o.RoleInterval, "how often each cluster with two or more mgrs is asked which mgr is active (`ceph mgr stat`), to label the pods mgr_role")
 	flag.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", 8, "mgr Deployments reconciled at once")
 	flag.StringVar(&o.adopt, "adopt-existing-keys", "", `namespaces (comma-separated, "*" for all) where a mgr.<id> key that existed before the controller made one is adopted (re-capped, removed with the Deployment); the policy's adoptExistingKeys when unset`)
+	flag.StringVar(&o.monNetworks, "mon-networks", "", "networks (CIDRs, comma-separated) a cluster's mon_host may name: a mon address outside them is refused, with no ceph call (an editor who may write rook-ceph-config cannot point the controller elsewhere); empty: any address")
 	flag.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to reconcile, comma-separated (a namespaced install: the controller watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
 	flag.StringVar(&o.Namespace, "namespace", "", "the controller's own namespace, where Secret "+bootstrap.StatusKeySecretName+" seals its status (default: the pod's namespace in-cluster, else --leader-election-namespace, else "+o.Namespace+")")
 	flag.BoolVar(&o.release, "release-mgrs", false, "before an uninstall (the chart's pre-delete hook runs this): scale this controller's Deployment --release-deployment to 0, wait for its pods to be gone, remove its finalizer from every mgr Deployment of --namespaces, and exit; keys, keyrings and Services stay")
@@ -140,6 +142,13 @@ func run(o options) error {
 	o.Modules = flagList(o.set["modules"], contract.SplitList(o.modules))
 	o.ModuleChoices = flagList(o.set["module-choices"], contract.SplitList(o.choices))
 	o.AdoptExistingKeys = flagList(o.set["adopt-existing-keys"], contract.SplitList(o.adopt))
+	for _, n := range contract.SplitList(o.monNetworks) {
+		p, err := netip.ParsePrefix(n)
+		if err != nil {
+			return fmt.Errorf("--mon-networks: %q is not a network in CIDR form (10.96.0.0/12, fd00::/8): %w", n, err)
+		}
+		o.MonNetworks = append(o.MonNetworks, p.Masked())
+	}
 
 	o.Namespace = ownNamespace(o.Namespace, o.leaderElectionNamespace)
 

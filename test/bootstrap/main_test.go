@@ -10,6 +10,7 @@ package bootstrap_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,6 +53,11 @@ const (
 	// nsAdminModules is TestModuleAnAdministratorTurnedOnStaysOn's cluster,
 	// likewise.
 	nsAdminModules = "ceph-admin-modules"
+	// nsFar's mon_host names an address outside the controller's
+	// --mon-networks (the harness allows loopback only).
+	nsFar = "ceph-far"
+	// farMon is that address: the cloud metadata service.
+	farMon = "169.254.169.254"
 	// finalizerTimeout is short so the lost-cluster deletion test is quick.
 	finalizerTimeout = 8 * time.Second
 )
@@ -134,6 +140,11 @@ func run(m *testing.M) (int, error) {
 	if err := down.Create(ctx, k8s); err != nil {
 		return 1, err
 	}
+	far := testenv.CephCluster{Namespace: nsFar, FSID: "00000000-0000-4000-8000-000000000001", MonHost: "[v2:" + farMon + ":3300,v1:" + farMon + ":6789]", Members: "a",
+		AdminKeyring: cephs[nsMain].AdminKeyring}
+	if err := far.Create(ctx, k8s); err != nil {
+		return 1, err
+	}
 
 	// The controller runs as its ServiceAccount with the shipped RBAC.
 	if _, err := testenv.ApplyRBAC(ctx, k8s, filepath.Join(root, "manifests", "base")); err != nil {
@@ -149,6 +160,10 @@ func run(m *testing.M) (int, error) {
 	opts.FinalizerTimeout = finalizerTimeout
 	opts.RetryInterval = time.Second
 	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage, nsAdminModules}
+	// Every test cluster's mons are on loopback: every test runs with the
+	// mon networks restricted, and TestMonHostOutsideTheMonNetworks sees one
+	// outside refused.
+	opts.MonNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	// The modules the tests' mgrs choose by annotation; "alerts" is left out
 	// for TestModulesAnnotationSteersNoCephWrite.
 	opts.ModuleChoices = append(slices.Clone(contract.DefaultModules), "influxdb2")

@@ -84,6 +84,60 @@ func TestForgedStatusSteersNoCephWrite(t *testing.T) {
 	}
 }
 
+// TestForgedPhaseIsNotCounted: the phase gauge (and the alerts on it) counts
+// a status the controller did not seal as Pending, whatever phase it claims.
+// The forgery here touches only the status annotation, which brings no
+// reconcile, so it stays in place while the gauge is read.
+func TestForgedPhaseIsNotCounted(t *testing.T) {
+	ctx := context.Background()
+	name := readyMgr(t, nsMain, "a", nil)
+	phases := func() (ready, pending, failed float64) {
+		return metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(bootstrap.PhaseReady)}),
+			metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(bootstrap.PhasePending)}),
+			metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(bootstrap.PhaseError)})
+	}
+	ready, pending, failed := phases()
+	if ready < 1 {
+		t.Fatalf("the gauge counts %v Ready mgrs with %s Ready", ready, name)
+	}
+	d := &appsv1.Deployment{}
+	if err := get(ctx, nsMain, name, d); err != nil {
+		t.Fatal(err)
+	}
+	forged := status(t, nsMain, name)
+	forged.Phase = bootstrap.PhaseError // the seal, copied, no longer matches
+	raw, err := json.Marshal(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Annotations[contract.AnnotationBootstrapStatus] = string(raw)
+	if err := k8s.Patch(ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the forged mgr counted Pending", func(context.Context) (bool, error) {
+		r, p, f := phases()
+		if f != failed {
+			t.Fatalf("a forged Error is counted: Error %v, was %v", f, failed)
+		}
+		return r == ready-1 && p == pending+1, nil
+	})
+
+	// The next reconcile writes the controller's own status back.
+	if err := get(ctx, nsMain, name, d); err != nil {
+		t.Fatal(err)
+	}
+	patch = client.MergeFrom(d.DeepCopy())
+	d.Labels["forged-phase"] = "yes"
+	if err := k8s.Patch(ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the status rewritten and counted Ready", func(context.Context) (bool, error) {
+		r, _, _ := phases()
+		return r == ready && status(t, nsMain, name).Phase == bootstrap.PhaseReady, nil
+	})
+}
+
 // TestModulesAnnotationSteersNoCephWrite: the modules annotation is writable
 // by anyone who may edit the Deployment, and the modules are the whole Ceph
 // cluster's. One naming a module the policy does not offer (moduleChoices)
@@ -232,5 +286,31 @@ func TestModuleAnAdministratorTurnedOnStaysOn(t *testing.T) {
 	out, err := c.Ceph(ctx, "config-key", "get", bootstrap.ModulesRecordKey)
 	if err != nil || strings.Contains(string(out), "prometheus") || strings.Contains(string(out), "dashboard") {
 		t.Errorf("the record %s is %q (%v); want neither prometheus (not the controller's) nor dashboard (turned off)", bootstrap.ModulesRecordKey, out, err)
+	}
+}
+
+// TestMonHostOutsideTheMonNetworks: a namespace's rook-ceph-config is
+// writable by whoever may write Secrets there. With --mon-networks set, a
+// mon_host naming another address (here the cloud metadata service) is
+// refused before any connection: the mgr is in Error, not CephUnavailable
+// (which a call made to that address would give), and the Event names the
+// address and the flag.
+func TestMonHostOutsideTheMonNetworks(t *testing.T) {
+	d := mgrDeployment(t, nsFar, "a", 1, nil)
+	if err := k8s.Create(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	note := waitEvent(t, nsFar, d.Name, bootstrap.ReasonMonHostRefused, 30*time.Second)
+	for _, want := range []string{farMon, "--mon-networks", "rook-ceph-config"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("MonHostRefused Event %q does not name %q", note, want)
+		}
+	}
+	waitPhase(t, nsFar, d.Name, bootstrap.PhaseError, 30*time.Second)
+	if st := status(t, nsFar, d.Name); !strings.Contains(st.LastError, farMon) {
+		t.Errorf("lastError %q does not name the refused mon", st.LastError)
+	}
+	if _, ok := eventReasons(t, nsFar, d.Name)[bootstrap.ReasonCephUnavailable]; ok {
+		t.Error("a CephUnavailable Event: the controller tried the refused mon")
 	}
 }
