@@ -5,8 +5,11 @@ package webhook
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -140,12 +143,31 @@ type ServerOptions struct {
 	CertDir string // tls.crt and tls.key, reloaded when they change
 	// EnableHTTP2 serves HTTP/2 as well (off: HTTP/1.1 only).
 	EnableHTTP2 bool
+	// ClientCAFile, when set, is a PEM bundle of the CAs whose client
+	// certificates the server requires: the API server presents one where
+	// its admission configuration (WebhookAdmissionConfiguration's
+	// kubeConfigFile) gives it, and no other caller gets past the handshake.
+	ClientCAFile string
 }
 
 // NewServer is the webhook server, TLS options included: the one place it is
 // built (cmd/mgr-webhook, the test harness and the benchmarks call it).
-func NewServer(o ServerOptions) ctrlwebhook.Server {
-	return ctrlwebhook.NewServer(ctrlwebhook.Options{Host: o.Host, Port: o.Port, CertDir: o.CertDir, TLSOpts: TLSOptions(o.EnableHTTP2)})
+func NewServer(o ServerOptions) (ctrlwebhook.Server, error) {
+	opts := TLSOptions(o.EnableHTTP2)
+	if o.ClientCAFile != "" {
+		pem, err := os.ReadFile(o.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("client CA %s holds no PEM certificate", o.ClientCAFile)
+		}
+		opts = append(opts, func(c *tls.Config) {
+			c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		})
+	}
+	return ctrlwebhook.NewServer(ctrlwebhook.Options{Host: o.Host, Port: o.Port, CertDir: o.CertDir, TLSOpts: opts}), nil
 }
 
 // TLSOptions sets TLS 1.2 as the floor and, unless enableHTTP2, serves

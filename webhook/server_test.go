@@ -7,6 +7,9 @@ import (
 	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +39,26 @@ func TestTLSFloor(t *testing.T) {
 				t.Errorf("handshake error %v, want success %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// TestNewServerClientCA: a client CA file that cannot be read, or holds no
+// certificate, stops the server from being built, naming the file; the
+// server never starts open to every caller by mistake.
+func TestNewServerClientCA(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.pem")
+	if err := os.WriteFile(empty, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, file := range map[string]string{"missing": filepath.Join(dir, "missing.pem"), "no PEM": empty} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := NewServer(ServerOptions{ClientCAFile: file}); err == nil || !strings.Contains(err.Error(), filepath.Base(file)) {
+				t.Errorf("NewServer with client CA %s: %v; want an error naming it", file, err)
+			}
+		})
+	}
+	if _, err := NewServer(ServerOptions{}); err != nil {
+		t.Errorf("NewServer without a client CA: %v", err)
 	}
 }

@@ -25,7 +25,11 @@ func main() {
 	flag.StringVar(&host, "host", "127.0.0.1", "bind address")
 	flag.IntVar(&port, "port", 9443, "port")
 	flag.Parse()
-	srv := webhook.NewServer(webhook.ServerOptions{Host: host, Port: port, CertDir: certDir})
+	srv, err := webhook.NewServer(webhook.ServerOptions{Host: host, Port: port, CertDir: certDir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "noop-webhook:", err)
+		os.Exit(1)
+	}
 	allow := &admission.Webhook{Handler: admission.HandlerFunc(func(context.Context, admission.Request) admission.Response {
 		return admission.Allowed("")
 	})}

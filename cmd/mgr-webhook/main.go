@@ -35,7 +35,7 @@ import (
 
 type options struct {
 	certDir, host, policyFile, probeAddr  string
-	policyName, podName                   string
+	policyName, podName, clientCAFile     string
 	metrics                               securemetrics.Flags
 	port                                  int
 	enableHTTP2, printPolicy, leaderElect bool
@@ -61,6 +61,7 @@ func main() {
 	o.metrics.Register(flag.CommandLine)
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve HTTP/2 as well (off: HTTP/1.1 only)")
+	flag.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM file of the CAs whose client certificate every caller must present (the API server's, from its WebhookAdmissionConfiguration kubeConfigFile); empty: no client certificate asked")
 	flag.BoolVar(&o.printPolicy, "print-policy", false, "print the effective policy as YAML and exit")
 	flag.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to serve, comma-separated (a namespaced install: the webhook watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
 	flag.StringVar(&o.certMode, "cert-mode", "files", `"files": serve tls.crt/tls.key from --cert-dir as provided (cert-manager, or by hand); "self-signed": create and rotate a CA and serving certificate in Secret --cert-secret and inject the CA into the webhook configurations`)
@@ -118,6 +119,10 @@ func run(o options) error {
 	} else if o.certMode != "files" {
 		return fmt.Errorf(`--cert-mode must be "files" or "self-signed", got %q`, o.certMode)
 	}
+	server, err := webhook.NewServer(webhook.ServerOptions{Host: o.host, Port: o.port, CertDir: o.certDir, EnableHTTP2: o.enableHTTP2, ClientCAFile: o.clientCAFile})
+	if err != nil {
+		return fmt.Errorf("--client-ca-file: %w", err)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       o.metrics.Options(),
@@ -126,7 +131,7 @@ func run(o options) error {
 		LeaderElectionID:              "mgr-webhook.mgr.ceph.rook.io",
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer:                 webhook.NewServer(webhook.ServerOptions{Host: o.host, Port: o.port, CertDir: o.certDir, EnableHTTP2: o.enableHTTP2}),
+		WebhookServer:                 server,
 	})
 	if err != nil {
 		return err

@@ -39,6 +39,12 @@ func ServeWebhooks(ctx context.Context, a *APIServer, p *mutate.Policy) (*webhoo
 // ServeWebhooksWith is ServeWebhooks with the webhook's Options (a watched
 // MgrPolicy: PolicyName and Pod).
 func ServeWebhooksWith(ctx context.Context, a *APIServer, o webhook.Options) (*webhook.ClusterInfoCache, error) {
+	return ServeWebhooksRequiring(ctx, a, o, "")
+}
+
+// ServeWebhooksRequiring is ServeWebhooksWith, the server requiring a client
+// certificate of the CAs in clientCAFile ("": none asked).
+func ServeWebhooksRequiring(ctx context.Context, a *APIServer, o webhook.Options, clientCAFile string) (*webhook.ClusterInfoCache, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -52,10 +58,14 @@ func ServeWebhooksWith(ctx context.Context, a *APIServer, o webhook.Options) (*w
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
+	server, err := webhook.NewServer(webhook.ServerOptions{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir, ClientCAFile: clientCAFile})
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:        scheme,
 		Metrics:       metricsserver.Options{BindAddress: "0"},
-		WebhookServer: webhook.NewServer(webhook.ServerOptions{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir}),
+		WebhookServer: server,
 	})
 	if err != nil {
 		return nil, err
