@@ -222,3 +222,36 @@ func ControllerCeph() string {
 	}
 	return "ceph"
 }
+
+// SpawnWebhook runs the mgr-webhook binary (built into binDir) as the
+// shipped install runs it: as its ServiceAccount with manifests/base's RBAC,
+// serving a on the address and certificates its shipped webhooks call, with
+// extra flags args. It returns once /readyz answers and stops it at t's
+// cleanup; a failure fails t.
+func SpawnWebhook(t testing.TB, a *APIServer, binDir string, args ...string) *Process {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ApplyRBAC(t.Context(), a.Client, filepath.Join(root, "manifests", "base")); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := a.KubeconfigAs(WebhookServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(kc) })
+	probe, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wo := a.Env.WebhookInstallOptions
+	args = append([]string{"--kubeconfig", kc, "--cert-dir=" + wo.LocalServingCertDir, "--host=127.0.0.1", "--port=" + strconv.Itoa(wo.LocalServingPort), "--metrics-bind-address=0"}, args...)
+	p, err := SpawnReady(context.Background(), filepath.Join(binDir, "mgr-webhook"), filepath.Join(t.TempDir(), "mgr-webhook.log"), probe, time.Minute, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.StopAtCleanup(t, 5*time.Second)
+	return p
+}

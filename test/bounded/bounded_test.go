@@ -51,31 +51,14 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(api.Stop)
-	if _, err := testenv.ApplyRBAC(ctx, api.Client, filepath.Join(root, "manifests", "base")); err != nil {
-		t.Fatal(err)
-	}
 	cc := testenv.CephCluster{Namespace: "rook-ceph", FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "[v2:10.0.0.1:3300]", Members: "a",
 		AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n"}
 	if err := cc.Create(ctx, api.Client); err != nil {
 		t.Fatal(err)
 	}
-	kc, err := api.KubeconfigAs(testenv.WebhookServiceAccount)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(kc) })
-	probe, err := testenv.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv("GOMEMLIMIT", gomemlimit)
+	p := testenv.SpawnWebhook(t, api, binDir)
 	wo := api.Env.WebhookInstallOptions
-	p, err := testenv.SpawnReady(ctx, filepath.Join(binDir, "mgr-webhook"), filepath.Join(t.TempDir(), "mgr-webhook.log"), probe, time.Minute,
-		"--kubeconfig", kc, "--cert-dir="+wo.LocalServingCertDir, "--host=127.0.0.1", "--port="+strconv.Itoa(wo.LocalServingPort), "--metrics-bind-address=0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.StopAtCleanup(t, 5*time.Second)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(wo.LocalServingPort))
 	dial := func() (*tls.Conn, error) {
 		return tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the attacker does not care whom it talks to
