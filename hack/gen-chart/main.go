@@ -325,9 +325,10 @@ func templated(o *unstructured.Unstructured) (string, error) {
 			return "", err
 		}
 	}
-	// mgr-policy judges what the mutating webhook judges: a namespaced
-	// install's Ceph namespaces only.
-	if o.GetKind() == "ValidatingAdmissionPolicy" && o.GetName() == "mgr-policy" {
+	// mgr-policy judges what the mutating webhook judges, and mgr-workloads
+	// the Pods and workloads beside those mgrs: a namespaced install's Ceph
+	// namespaces only.
+	if o.GetKind() == "ValidatingAdmissionPolicy" && (o.GetName() == "mgr-policy" || o.GetName() == "mgr-workloads") {
 		exprs, _, _ := unstructured.NestedSlice(o.Object, "spec", "matchConstraints", "namespaceSelector", "matchExpressions")
 		if err := unstructured.SetNestedSlice(o.Object, append(exprs, namespacesMark), "spec", "matchConstraints", "namespaceSelector", "matchExpressions"); err != nil {
 			return "", err

@@ -330,6 +330,28 @@ func ns(r request, in install) string {
 	return r.ns
 }
 
+// TestWorkloadWritesReachMgrWorkloads: mgr-workloads judges a Pod labelled
+// as a mgr in every namespace the install serves, and in no other: a
+// namespaced install's other namespaces hold no mgr key to read and no
+// Service of the install selects their pods, so a rule there would cost
+// every Pod write of the cluster and guard nothing.
+func TestWorkloadWritesReachMgrWorkloads(t *testing.T) {
+	eachInstall(t, func(t *testing.T, in install) {
+		h, ok := hooks(t, in)["mgr-workloads"]
+		if !ok {
+			t.Fatal("mgr-workloads is not installed")
+		}
+		for _, n := range []string{"rook-ceph", "ceph-b", "tenant", "kube-system", own} {
+			r := request{op: admission.Create, ns: n, resource: "pods", name: "p", obj: &corev1.Pod{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+				ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns(request{ns: n}, in), Labels: map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}}}}
+			if got, want := reaches(t, in, h, r), in.serves(ns(r, in)); got != want {
+				t.Errorf("a mgr-labelled Pod created in %s: reached mgr-workloads %v, want %v", ns(r, in), got, want)
+			}
+		}
+	})
+}
+
 // TestScaleReachesTheScaleWebhook: the scale webhook sees a mgr's scale
 // subresource scaled past one replica, and nothing else.
 func TestScaleReachesTheScaleWebhook(t *testing.T) {
