@@ -6,6 +6,7 @@ package ceph
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -68,14 +69,7 @@ func CheckMonHost(monHost string, nets []netip.Prefix) error {
 		return err
 	}
 	for _, a := range addrs {
-		allowed := false
-		for _, n := range nets {
-			if n.Contains(a) {
-				allowed = true
-				break
-			}
-		}
-		if !allowed {
+		if !slices.ContainsFunc(nets, func(n netip.Prefix) bool { return n.Contains(a) }) {
 			return fmt.Errorf("mon address %s is outside the allowed mon networks %v", a, nets)
 		}
 	}

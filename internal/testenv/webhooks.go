@@ -39,12 +39,6 @@ func ServeWebhooks(ctx context.Context, a *APIServer, p *mutate.Policy) (*webhoo
 // ServeWebhooksWith is ServeWebhooks with the webhook's Options (a watched
 // MgrPolicy: PolicyName and Pod).
 func ServeWebhooksWith(ctx context.Context, a *APIServer, o webhook.Options) (*webhook.ClusterInfoCache, error) {
-	return ServeWebhooksRequiring(ctx, a, o, "")
-}
-
-// ServeWebhooksRequiring is ServeWebhooksWith, the server requiring a client
-// certificate of the CAs in clientCAFile ("": none asked).
-func ServeWebhooksRequiring(ctx context.Context, a *APIServer, o webhook.Options, clientCAFile string) (*webhook.ClusterInfoCache, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -58,7 +52,7 @@ func ServeWebhooksRequiring(ctx context.Context, a *APIServer, o webhook.Options
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	server, err := webhook.NewServer(webhook.ServerOptions{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir, ClientCAFile: clientCAFile})
+	server, err := webhook.NewServer(webhook.ServerOptions{Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -312,5 +313,17 @@ func TestMonHostOutsideTheMonNetworks(t *testing.T) {
 	}
 	if _, ok := eventReasons(t, nsFar, d.Name)[bootstrap.ReasonCephUnavailable]; ok {
 		t.Error("a CephUnavailable Event: the controller tried the refused mon")
+	}
+
+	// A refused cluster never holds the deletion: the controller made no key
+	// there, so it has none to remove and lets the Deployment go at once.
+	if err := k8s.Delete(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the Deployment released", func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(get(ctx, nsFar, d.Name, &appsv1.Deployment{})), nil
+	})
+	if _, ok := eventReasons(t, nsFar, d.Name)[bootstrap.ReasonCephUnavailable]; ok {
+		t.Error("a CephUnavailable Event at deletion: the controller tried the refused mon")
 	}
 }
