@@ -1,11 +1,13 @@
 # syntax=docker/dockerfile:1
 # Two images from one build:
 #   docker build --target webhook   -t mgr-webhook .    (distroless static, nonroot)
-#   docker build --target bootstrap -t mgr-bootstrap .  (the Ceph image: it runs the ceph CLI)
-# Base images are pinned by tag; pin them by digest in your registry mirror.
+#   docker build --target bootstrap -t mgr-bootstrap .  (Ceph's release image: it runs the ceph CLI)
+# Base images are pinned by tag here; the release workflow pins the Ceph image
+# by digest, and you may pin the others by digest in your registry mirror.
 
 # Multi-arch (the release builds linux/amd64 and linux/arm64): Go cross-compiles
 # on the build machine's platform; only the final stages run the target's.
+ARG CEPH_IMAGE=quay.io/ceph/ceph:v20.2.4
 FROM --platform=$BUILDPLATFORM golang:1.26.8-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -26,16 +28,15 @@ COPY --from=build /out/mgr-webhook /mgr-webhook
 USER 65532:65532
 ENTRYPOINT ["/mgr-webhook"]
 
-# The ceph CLI of the newest release the tests run (Tentacle 20.2.4): the
-# controller's CLI must never be older than a cluster it manages (Tentacle's
-# keys are of a type older CLIs cannot read). It is Debian's package, the very
-# one hack/ceph-release.sh sid installs and make test runs against every
-# supported cluster release, Pacific included; pinned by version (move the pin
-# with the matrix when sid moves on).
-FROM debian:sid-slim AS bootstrap
-RUN apt-get update && \
-    apt-get install -y --no-install-recommends ceph-common=20.2.4+ds-2 && \
-    rm -rf /var/lib/apt/lists/*
+# The controller's image is Ceph's own release image, as Rook's operator image
+# is: a supported base (Ceph's upstream builds and patches it) whose ceph CLI
+# and rados binding are the newest release the tests run (Tentacle 20.2.4):
+# the controller's CLI must never be older than a cluster it manages
+# (Tentacle's keys are of a type older CLIs cannot read). make test runs the
+# same release's CLI (hack/ceph-release.sh sid) against every supported
+# cluster release, Pacific included. The release workflow pins it by digest
+# (--build-arg CEPH_IMAGE=<this tag>@sha256:...); move the tag with the matrix.
+FROM ${CEPH_IMAGE} AS bootstrap
 COPY --from=build /out/mgr-bootstrap /usr/local/bin/mgr-bootstrap
 USER 167:167
 ENTRYPOINT ["/usr/local/bin/mgr-bootstrap"]
