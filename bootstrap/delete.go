@@ -27,6 +27,15 @@ func (r *Reconciler) decideKey(ctx context.Context, s *scope) (ctrl.Result, bool
 	entity := "mgr." + s.id
 	user, err := r.keyUser(ctx, s.d, s.id)
 	switch {
+	case err != nil && (apierrors.IsForbidden(err) || time.Now().After(s.d.DeletionTimestamp.Add(r.FinalizerTimeout))):
+		// Whether anything else uses the key cannot be told: the controller's
+		// rights in the namespace are gone (deleting a Ceph namespace deletes
+		// its RoleBinding there first) or the API server did not answer in
+		// time. The key stays and the Deployment goes: a deletion is never
+		// held past the timeout, nor forever by a lost binding.
+		r.Recorder.Eventf(s.d, nil, corev1.EventTypeWarning, ReasonKeyKept, "Delete",
+			"cephx key %s kept: cannot tell whether anything else uses it (%v); if nothing does, remove it by hand: ceph auth rm %s", entity, err, entity)
+		s.keyKept = true
 	case err != nil:
 		return ctrl.Result{}, true, err
 	case user != "":

@@ -5,6 +5,7 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
@@ -30,20 +32,29 @@ import (
 // retry lets the Deployment go.
 func TestDeletionSteps(t *testing.T) {
 	unavailable := &ceph.Error{Command: "auth rm", Unavailable: true}
+	forbidden := apierrors.NewForbidden(corev1.Resource("secrets"), contract.KeyringSecretName("a"), errors.New("no RBAC"))
+	apiDown := apierrors.NewServiceUnavailable("etcd is down")
 	for name, tc := range map[string]struct {
 		owned      bool          // the sealed status records the key as the controller's
 		otherMgr   bool          // another Deployment runs mgr a
 		removeErr  error         // what Ceph answers to the removal
 		deletedAgo time.Duration // since the deletion began
+		readErr    error         // what the API server answers to the keyring Secret's read
 		calls      []string
 		reason     string // the Event
 		released   bool
+		retried    bool // Reconcile returns the error, for the workqueue's backoff
 	}{
 		"the controller's key: removed":       {owned: true, calls: []string{"rm"}, reason: ReasonKeyRemoved, released: true},
 		"a key it did not make: kept":         {calls: nil, reason: ReasonKeyKept, released: true},
 		"a key another mgr uses: kept":        {owned: true, otherMgr: true, calls: nil, reason: ReasonKeyKept, released: true},
 		"cluster down: retried":               {owned: true, removeErr: unavailable, deletedAgo: time.Second, calls: []string{"rm"}, reason: ReasonCephUnavailable},
 		"cluster down past the timeout: kept": {owned: true, removeErr: unavailable, deletedAgo: 3 * time.Minute, calls: []string{"rm"}, reason: ReasonKeyRemovalAbandoned, released: true},
+		// A Ceph namespace being deleted takes the controller's RoleBinding
+		// with it: what uses the key cannot be read, so it stays, at once.
+		"its rights in the namespace gone: kept":        {owned: true, readErr: forbidden, deletedAgo: time.Second, reason: ReasonKeyKept, released: true},
+		"the API server failing: retried":               {owned: true, readErr: apiDown, deletedAgo: time.Second, retried: true},
+		"the API server failing past the timeout: kept": {owned: true, readErr: apiDown, deletedAgo: 3 * time.Minute, reason: ReasonKeyKept, released: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			key := []byte("status key")
@@ -65,9 +76,22 @@ func TestDeletionSteps(t *testing.T) {
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build()
 			rec := events.NewFakeRecorder(8)
 			ks := &keyStore{keys: map[string]string{"mgr.a": "mon allow profile mgr"}, removeErr: tc.removeErr}
-			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: rec, seal: seal,
+			reader := interceptor.NewClient(cl, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if _, ok := obj.(*corev1.Secret); ok && key.Name == contract.KeyringSecretName("a") && tc.readErr != nil {
+					return tc.readErr
+				}
+				return c.Get(ctx, key, obj, opts...)
+			}})
+			r := &Reconciler{Client: cl, APIReader: reader, Ceph: ks, Recorder: rec, seal: seal,
 				Options: Options{FinalizerTimeout: 2 * time.Minute, CephRetryMax: 10 * time.Second}}
 			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
+			if tc.retried {
+				held := &appsv1.Deployment{}
+				if err == nil || len(ks.calls) != 0 || cl.Get(context.Background(), client.ObjectKeyFromObject(d), held) != nil || len(held.Finalizers) == 0 {
+					t.Errorf("Reconcile: %v, ceph calls %v, finalizers %v; want the error back, no call, the deletion held", err, ks.calls, held.Finalizers)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

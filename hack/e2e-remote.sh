@@ -98,9 +98,51 @@ if [ "$CERT_MODE" = cert-manager ] && ! kubectl get crd certificates.cert-manage
   kubectl -n cert-manager wait --for=condition=Available deploy --all --timeout=5m
 fi
 
-log "the release manifests ($CERT_MODE) of $TAG"
+if [ -z "${E2E_CEPH_NAMESPACES:-}" ]; then
+  served=ceph-west,ceph-east,ceph-teardown
+else
+  served=$E2E_CEPH_NAMESPACES,${E2E_TEARDOWN_NAMESPACE:-}
+fi
+log "the release manifests ($CERT_MODE) of $TAG, serving $served"
 VERSION=$TAG DIST=$work KUBECTL=$KUBECTL ./hack/release.sh >/dev/null
+# The release serves one Ceph namespace (rook-ceph, which must exist); the
+# suite's are bound as the chart's cephNamespaces binds them: the RoleBindings
+# of the Ceph namespace (*-ceph) copied into each, the list in both
+# Deployments' CEPH_NAMESPACE, and every webhook and admission policy called
+# there (the rollout below restarts both Deployments).
+kubectl create namespace rook-ceph --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl apply --server-side -f "$work/install-$CERT_MODE.yaml"
+for ns in ${served//,/ }; do
+  kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  for rb in mgr-bootstrap-ceph mgr-webhook-ceph; do
+    kubectl -n rook-ceph get rolebinding "$rb" -o json | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+o["metadata"] = {"name": o["metadata"]["name"], "namespace": sys.argv[1], "labels": o["metadata"].get("labels", {})}
+json.dump(o, sys.stdout)' "$ns" | kubectl apply -f - >/dev/null
+  done
+done
+kubectl -n mgr-webhook-system set env deploy/mgr-bootstrap deploy/mgr-webhook "CEPH_NAMESPACE=$served" >/dev/null
+# The In expression of each namespaceSelector (path: a kind's list of them).
+in_patch() {
+  python3 -c '
+import json, sys
+o, served, ops = json.load(sys.stdin), sys.argv[1].split(","), []
+sels = [("/webhooks/%d/namespaceSelector" % i, w.get("namespaceSelector", {})) for i, w in enumerate(o.get("webhooks", []))]
+if o["kind"] == "ValidatingAdmissionPolicy":
+    sels.append(("/spec/matchConstraints/namespaceSelector", o["spec"]["matchConstraints"].get("namespaceSelector", {})))
+for path, sel in sels:
+    for j, e in enumerate(sel.get("matchExpressions", [])):
+        if e["operator"] == "In" and e["key"] == "kubernetes.io/metadata.name":
+            ops.append({"op": "replace", "path": "%s/matchExpressions/%d/values" % (path, j), "value": served})
+if not ops:
+    sys.exit("%s %s: no namespaceSelector names the Ceph namespace" % (o["kind"], o["metadata"]["name"]))
+json.dump(ops, sys.stdout)' "$served"
+}
+for obj in mutatingwebhookconfiguration/mgr-webhook validatingwebhookconfiguration/mgr-webhook \
+  validatingadmissionpolicy/mgr-policy validatingadmissionpolicy/mgr-workloads; do
+  kubectl patch "$obj" --type=json -p "$(kubectl get "$obj" -o json | in_patch)" >/dev/null
+done
 kubectl -n mgr-webhook-system wait --for=condition=Available deploy --all --timeout=5m
 # The suite's mgrs choose modules by annotation: the site policy must offer
 # them (moduleChoices), as internal/localcluster's SitePolicy does.

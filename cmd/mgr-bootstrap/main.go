@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -151,6 +152,10 @@ func run(o options) error {
 	}
 
 	o.Namespace = ownNamespace(o.Namespace, o.leaderElectionNamespace)
+	if o.Namespace != "" && slices.Contains(contract.SplitList(o.namespaces), o.Namespace) {
+		// RoleBindings there would let this controller read the webhook's CA key.
+		return fmt.Errorf("--namespaces lists %s, the controller's own namespace, which holds the webhook's certificates: run Ceph in another namespace, or install the controller in another", o.Namespace)
+	}
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

@@ -127,6 +127,8 @@ var namespacedBindings = []string{"mgr-webhook", "mgr-bootstrap"}
 
 const (
 	namespacesMark = "__CHART_NAMESPACES__"
+	// The Deployments' CEPH_NAMESPACE, which their --namespaces reads.
+	cephNamespacesMark = "__CHART_CEPH_NAMESPACES__"
 	// The component's podAnnotations, extraArgs and extraEnv.
 	podAnnotationsMark = "__CHART_POD_ANNOTATIONS__"
 	extraArgsMark      = "__CHART_EXTRA_ARGS__"
@@ -161,8 +163,15 @@ func run(kubectl, out string) error {
 	perMode := map[string]map[string]string{}
 	var order []string
 	var extra []rendered
+	clusterWide := map[string]string{}
 	for _, m := range modes {
-		objs, err := build(kubectl, m.overlay)
+		dir, err := clusterWideCopy(m.overlay)
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		clusterWide[m.name] = dir
+		objs, err := build(kubectl, dir)
 		if err != nil {
 			return err
 		}
@@ -183,7 +192,7 @@ func run(kubectl, out string) error {
 		}
 	}
 	for _, c := range components {
-		objs, err := buildWith(kubectl, modes[0].overlay, c.dir)
+		objs, err := buildWith(kubectl, clusterWide[modes[0].name], c.dir)
 		if err != nil {
 			return err
 		}
@@ -221,6 +230,60 @@ func run(kubectl, out string) error {
 		b.WriteString("---\n" + e.text)
 	}
 	return os.WriteFile(out, []byte(b.String()), 0o644)
+}
+
+// clusterWideParts are what makes an overlay namespaced (to rook-ceph); the
+// chart renders the overlays without them and writes its own namespaced
+// form from cephNamespaces, for any number of namespaces.
+var clusterWideParts = []string{"../../components/ceph-namespace", "../../follow-ceph-namespace"}
+
+// clusterWideCopy is overlay without clusterWideParts: a copy of its
+// directory beside it (so its relative paths still resolve), with those
+// entries left out of its kustomization. The caller removes it.
+func clusterWideCopy(overlay string) (dir string, err error) {
+	if dir, err = os.MkdirTemp(filepath.Dir(overlay), ".gen-chart-"); err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	if err := os.CopyFS(dir, os.DirFS(overlay)); err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, "kustomization.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	var k map[string]any
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return "", err
+	}
+	found := 0
+	for _, key := range []string{"components", "transformers"} {
+		entries, _ := k[key].([]any)
+		kept := slices.DeleteFunc(entries, func(e any) bool {
+			if s, ok := e.(string); ok && slices.Contains(clusterWideParts, s) {
+				found++
+				return true
+			}
+			return false
+		})
+		if len(kept) == 0 {
+			delete(k, key)
+		} else {
+			k[key] = kept
+		}
+	}
+	if found != len(clusterWideParts) {
+		return "", fmt.Errorf("%s: lists %d of %v; the chart renders the overlay without them", overlay, found, clusterWideParts)
+	}
+	if data, err = yaml.Marshal(k); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(file, data, 0o644)
 }
 
 // buildWith builds overlay with a component added, through a kustomization
@@ -301,11 +364,16 @@ func templated(o *unstructured.Unstructured) (string, error) {
 	if o.GetKind() == "Deployment" && (o.GetName() == "mgr-webhook" || o.GetName() == "mgr-bootstrap") {
 		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
 		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-		args = append(args, namespacesMark, extraArgsMark)
+		args = append(args, extraArgsMark)
 		if err := unstructured.SetNestedStringSlice(containers[0].(map[string]any), args, "args"); err != nil {
 			return "", err
 		}
 		env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+		for _, e := range env {
+			if e := e.(map[string]any); e["name"] == "CEPH_NAMESPACE" {
+				e["value"] = cephNamespacesMark
+			}
+		}
 		if err := unstructured.SetNestedSlice(containers[0].(map[string]any), append(env, extraEnvMark), "env"); err != nil {
 			return "", err
 		}
@@ -406,8 +474,9 @@ func templateObject(o *unstructured.Unstructured) (string, error) {
 			key, _, _ := strings.Cut(trimmed, ":")
 			fmt.Fprintf(&b, "%s%s: |\n%s{{- toYaml .Values.policy | nindent %d }}\n", pad, key, pad, indent+2)
 			continue
-		case trimmed == "- "+namespacesMark && o.GetKind() == "Deployment":
-			fmt.Fprintf(&b, "%s{{- with $.Values.cephNamespaces }}\n%s- --namespaces={{ join \",\" . }}\n%s{{- end }}\n", pad, pad, pad)
+		case trimmed == "value: "+cephNamespacesMark:
+			// --namespaces=$(CEPH_NAMESPACE), as the overlays have it; empty: all.
+			fmt.Fprintf(&b, "%svalue: {{ join \",\" $.Values.cephNamespaces | quote }}\n", pad)
 			continue
 		case trimmed == "- "+namespacesMark:
 			// A namespaced install's webhooks are called for its Ceph namespaces only.
@@ -463,6 +532,7 @@ func component(o *unstructured.Unstructured) string {
 func namespacedBinding(crb *unstructured.Unstructured) (string, error) {
 	rb := crb.DeepCopy()
 	rb.SetKind("RoleBinding")
+	rb.SetName(crb.GetName() + "-ceph") // as components/ceph-namespace names it
 	rb.SetNamespace(namespacesMark)
 	cluster, err := templateObject(crb)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,10 @@ type Options struct {
 	WorkDir string
 	// CephNamespaces each get their own Ceph cluster.
 	CephNamespaces []string
+	// MoreNamespaces are served beside CephNamespaces: namespaces a test
+	// makes a Ceph cluster's objects in later. Both components serve these
+	// and CephNamespaces only, as the shipped namespaced install does.
+	MoreNamespaces []string
 	// MgrIDs are the mgr daemons each Ceph cluster runs (["a"] when empty).
 	MgrIDs []string
 	// Log receives progress lines.
@@ -65,6 +70,8 @@ type Cluster struct {
 	webhook *testenv.Process
 	// policyFile holds SitePolicy.
 	policyFile string
+	// served are the Ceph namespaces both components serve.
+	served []string
 	// bootstraps are the mgr-bootstrap replicas; bootstrapArgs start one again.
 	bootstraps    []*testenv.Process
 	bootstrapArgs []string
@@ -149,8 +156,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		return c, err
 	}
 	// Both components run as their ServiceAccounts with the shipped RBAC.
-	c.step("applying the RBAC of manifests/overlays/self-signed")
-	if _, err := testenv.ApplyRBAC(ctx, c.Client, filepath.Join(o.RepoRoot, "manifests", "overlays", "self-signed")); err != nil {
+	c.served = append(slices.Clone(o.CephNamespaces), o.MoreNamespaces...)
+	c.step("applying the RBAC of manifests/overlays/self-signed, bound in %v", c.served)
+	if _, err := testenv.ApplyRBACServing(ctx, c.Client, filepath.Join(o.RepoRoot, "manifests", "overlays", "self-signed"), c.served...); err != nil {
 		return c, err
 	}
 	c.binDir = binDir
@@ -321,7 +329,8 @@ func (c *Cluster) commonArgs(name string) ([]string, error) {
 	// Plain HTTP on loopback, so the harness scrapes without a token. Both
 	// watch MgrPolicy default as the release manifests have them do; until
 	// one exists, --policy is in force.
-	args := []string{"--metrics-bind-address", addr, "--metrics-secure=false", "--policy-name=default", "--pod-name=" + name}
+	args := []string{"--metrics-bind-address", addr, "--metrics-secure=false", "--policy-name=default", "--pod-name=" + name,
+		"--namespaces=" + strings.Join(c.served, ",")}
 	if c.verbose {
 		args = append(args, "--zap-log-level=10")
 	}

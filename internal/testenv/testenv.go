@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -310,37 +311,86 @@ func ServiceAccountUser(namespace, name string) string {
 	return "system:serviceaccount:" + namespace + ":" + name
 }
 
+// DefaultCephNamespace is the Ceph namespace the shipped installs serve
+// (components/ceph-namespace, the chart's cephNamespaces).
+const DefaultCephNamespace = "rook-ceph"
+
 // ApplyRBAC creates the Namespace, ServiceAccounts, RBAC objects and the
 // confinement ValidatingAdmissionPolicies of a kustomization (not its
 // workloads or webhook configurations), as `kubectl apply -k` would, and
 // returns how many it created: a component run as its ServiceAccount then
 // has exactly the rights of the shipped install.
 func ApplyRBAC(ctx context.Context, cl client.Client, kustomization string) (int, error) {
-	return CreateKinds(ctx, cl, kustomization, "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+	return ApplyRBACServing(ctx, cl, kustomization)
+}
+
+// ApplyRBACServing is ApplyRBAC for a namespaced install that serves the
+// Ceph namespaces served (none: as the kustomization has it): the
+// kustomization's RoleBindings of its Ceph namespace (components/
+// ceph-namespace's, named *-ceph) are created in each of served instead, as
+// the chart binds each of its cephNamespaces. Missing namespaces are made.
+func ApplyRBACServing(ctx context.Context, cl client.Client, kustomization string, served ...string) (int, error) {
+	objs, err := kustomized(kustomization)
+	if err != nil {
+		return 0, err
+	}
+	kinds := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+	var out []*unstructured.Unstructured
+	for _, u := range objs {
+		if !slices.Contains(kinds, u.GetKind()) {
+			continue
+		}
+		if len(served) == 0 || u.GetKind() != "RoleBinding" || !strings.HasSuffix(u.GetName(), "-ceph") {
+			out = append(out, u)
+			continue
+		}
+		for _, ns := range served {
+			c := u.DeepCopy()
+			c.SetNamespace(ns)
+			out = append(out, c)
+		}
+	}
+	return createAll(ctx, cl, out)
 }
 
 // CreateKinds builds a kustomization and creates its objects of the given
 // kinds, in order of appearance; existing ones are left as they are. It
 // returns how many it found.
 func CreateKinds(ctx context.Context, cl client.Client, kustomization string, kinds ...string) (int, error) {
-	path, err := Kustomize(kustomization)
+	objs, err := kustomized(kustomization)
 	if err != nil {
 		return 0, err
+	}
+	objs = slices.DeleteFunc(objs, func(u *unstructured.Unstructured) bool { return !slices.Contains(kinds, u.GetKind()) })
+	return createAll(ctx, cl, objs)
+}
+
+// kustomized are the objects a kustomization builds.
+func kustomized(kustomization string) ([]*unstructured.Unstructured, error) {
+	path, err := Kustomize(kustomization)
+	if err != nil {
+		return nil, err
 	}
 	defer os.Remove(path)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	objs, err := Objects(data)
-	if err != nil {
-		return 0, err
-	}
+	return Objects(data)
+}
+
+// createAll creates objs in order, and the namespace of one whose namespace
+// does not exist yet (a namespaced install's RoleBindings in its Ceph
+// namespace); existing ones are left as they are.
+func createAll(ctx context.Context, cl client.Client, objs []*unstructured.Unstructured) (int, error) {
 	n := 0
 	for _, u := range objs {
-		if !slices.Contains(kinds, u.GetKind()) {
-			continue
+		if ns := u.GetNamespace(); ns != "" {
+			err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return n, fmt.Errorf("namespace %s: %w", ns, err)
+			}
 		}
 		if err := cl.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
 			return n, fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
@@ -426,8 +476,13 @@ func PrometheusOperatorCRDs() (string, error) {
 // StartForInstalls starts etcd and kube-apiserver with the CRDs the install
 // manifests use (cert-manager's, the Prometheus Operator's, OpenReports') and creates the
 // given namespaces (a server-side dry run cannot create the namespace it
-// then uses).
+// then uses) and DefaultCephNamespace, which every shipped install serves
+// unless told otherwise and binds its components in: it exists where Rook
+// runs, and an install does not create (or, uninstalled, delete) it.
 func StartForInstalls(namespaces ...string) (*APIServer, error) {
+	if !slices.Contains(namespaces, DefaultCephNamespace) {
+		namespaces = append(namespaces, DefaultCephNamespace)
+	}
 	cm, err := CertManagerCRDs()
 	if err != nil {
 		return nil, err

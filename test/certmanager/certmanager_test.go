@@ -132,7 +132,7 @@ func TestInjectedCABundleVerifiesTheServedCertificate(t *testing.T) {
 	}
 	proc, err := testenv.SpawnReady(ctx, filepath.Join(binDir, "mgr-webhook"), filepath.Join(t.TempDir(), "mgr-webhook.log"), probe, time.Minute,
 		"--kubeconfig", kubeconfig, "--cert-dir", certDir, "--host=127.0.0.1", "--port="+strconv.Itoa(wo.LocalServingPort),
-		"--metrics-bind-address=0", "--shutdown-delay=0s")
+		"--metrics-bind-address=0", "--shutdown-delay=0s", "--namespaces=rook-ceph") // the overlay's Ceph namespace
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func run(m *testing.M) (int, error) {
 		return m.Run(), nil
 	}
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		RepoRoot: root, CephNamespaces: []string{"ceph-west", "ceph-east", "ceph-teardown"}, MgrIDs: []string{"a", "b"}, Log: os.Stderr,
+		RepoRoot: root, CephNamespaces: []string{"ceph-west", "ceph-east", "ceph-teardown"}, MoreNamespaces: []string{"ceph-undecodable-key"}, MgrIDs: []string{"a", "b"}, Log: os.Stderr,
 		FinalizerTimeout: finalizerTimeout, Verbose: true,
 	})
 	if err != nil {

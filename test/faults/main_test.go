@@ -41,7 +41,7 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	lc, err = localcluster.Start(context.Background(), localcluster.Options{
-		RepoRoot: root, CephNamespaces: []string{ns}, MgrIDs: []string{"a", "b"}, Log: os.Stderr, BootstrapReplicas: 2,
+		RepoRoot: root, CephNamespaces: []string{ns}, MoreNamespaces: []string{"ceph-late"}, MgrIDs: []string{"a", "b"}, Log: os.Stderr, BootstrapReplicas: 2,
 	})
 	if err != nil {
 		return 1, err

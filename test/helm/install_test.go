@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +31,11 @@ func install(t *testing.T, api *testenv.APIServer, ns, doc string) {
 	kubeconfig, namespace := api.Kubeconfig, ns
 	cfg := new(action.Configuration)
 	if err := cfg.Init(&genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Namespace: &namespace}, ns, "secret", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	// The Ceph namespace the chart serves by default exists where Rook runs;
+	// the chart binds its components there and does not create it.
+	if err := api.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testenv.DefaultCephNamespace}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
 	inst := action.NewInstall(cfg)
@@ -104,7 +110,8 @@ func TestChartInstalledForReal(t *testing.T) {
 	}
 	proc, err := testenv.SpawnReady(ctx, filepath.Join(binDir, "mgr-webhook"), filepath.Join(t.TempDir(), "mgr-webhook.log"), probe, time.Minute,
 		"--kubeconfig", asSA, "--cert-mode=self-signed", "--namespace="+ns, "--leader-elect", "--cert-dir="+t.TempDir(),
-		"--policy="+policyFile, "--host="+hostIP, "--port="+strconv.Itoa(port), "--metrics-bind-address=0")
+		"--policy="+policyFile, "--host="+hostIP, "--port="+strconv.Itoa(port), "--metrics-bind-address=0",
+		"--namespaces="+testenv.DefaultCephNamespace) // as the chart's Deployment, by default
 	if err != nil {
 		t.Fatal(err)
 	}

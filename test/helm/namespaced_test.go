@@ -20,12 +20,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/helmchart"
 )
 
 // TestChartNamespacedInstall installs the chart with cephNamespaces (a
@@ -108,6 +110,12 @@ func TestChartNamespacedInstall(t *testing.T) {
 					return as.List(ctx, &corev1.PodList{}, client.InNamespace(unlisted))
 				},
 			}
+			if sa == "mgr-bootstrap" {
+				// ClusterRole mgr-bootstrap-finalizers: the controller sees
+				// and releases its mgrs of a Ceph namespace being deleted,
+				// whose RoleBinding goes first (no Secret, no pod).
+				delete(refused, "list Deployments in the unlisted namespace")
+			}
 			for what, try := range refused {
 				if err := try(); !apierrors.IsForbidden(err) {
 					t.Errorf("%s could %s: %v, want Forbidden", sa, what, err)
@@ -138,7 +146,7 @@ func TestChartNamespacedInstall(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		for _, a := range expandedArgs(d.Spec.Template.Spec.Containers[0]) {
 			if strings.HasPrefix(a, "--namespaces=") {
 				return a
 			}
@@ -261,8 +269,8 @@ func TestChartNamespacedInstall(t *testing.T) {
 // components' ClusterRoles by a RoleBinding in each listed namespace and by no
 // ClusterRoleBinding (the metrics reviews' and, self-signed, the webhook
 // configurations' stay cluster-wide: they are cluster-scoped), calls every
-// webhook for those namespaces only, and passes them to both binaries; without
-// it, nothing of that is rendered.
+// webhook for those namespaces only, and passes them to both binaries; with
+// the opt-in allNamespaces, nothing of that is rendered.
 func TestChartCephNamespacesValue(t *testing.T) {
 	for _, mode := range []string{"self-signed", "cert-manager"} {
 		t.Run(mode, func(t *testing.T) {
@@ -275,9 +283,8 @@ func TestChartCephNamespacesValue(t *testing.T) {
 				case "ClusterRoleBinding":
 					clusterBindings = append(clusterBindings, o.GetName())
 				case "Deployment":
-					args, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-					if !slices.Contains(args[0].(map[string]any)["args"].([]any), any("--namespaces=ceph-a,ceph-b")) {
-						t.Errorf("Deployment %s runs without --namespaces=ceph-a,ceph-b: %v", o.GetName(), args[0].(map[string]any)["args"])
+					if args := expandedArgs(container(t, o)); !slices.Contains(args, "--namespaces=ceph-a,ceph-b") {
+						t.Errorf("Deployment %s runs without --namespaces=ceph-a,ceph-b: %v", o.GetName(), args)
 					}
 				case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
 					hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
@@ -292,23 +299,82 @@ func TestChartCephNamespacesValue(t *testing.T) {
 					}
 				}
 			}
-			for _, want := range []string{"ceph-a/mgr-webhook", "ceph-b/mgr-webhook", "ceph-a/mgr-bootstrap", "ceph-b/mgr-bootstrap"} {
+			for _, want := range []string{"ceph-a/mgr-webhook-ceph", "ceph-b/mgr-webhook-ceph", "ceph-a/mgr-bootstrap-ceph", "ceph-b/mgr-bootstrap-ceph"} {
 				if !slices.Contains(roleBindings, want) {
 					t.Errorf("no RoleBinding %s (have %v)", want, roleBindings)
 				}
 			}
 			for _, name := range clusterBindings {
 				// mgr-policy: a MgrPolicy is cluster-scoped, read-only but for its status.
-				if name != "mgr-metrics-auth" && name != "mgr-webhook-certs" && name != "mgr-policy" {
+				// mgr-bootstrap-finalizers: a deleted Ceph namespace's mgrs are released.
+				if name != "mgr-metrics-auth" && name != "mgr-webhook-certs" && name != "mgr-policy" && name != "mgr-bootstrap-finalizers" {
 					t.Errorf("ClusterRoleBinding %s in a namespaced install", name)
 				}
 			}
-			cluster := documents(t, template(t, "ceph-admission", values(t, "{certificates: {mode: "+mode+"}}")))
+			cluster := documents(t, template(t, "ceph-admission", values(t, "{certificates: {mode: "+mode+"}, cephNamespaces: [], allNamespaces: true}")))
 			for _, o := range cluster {
-				if (o.GetKind() == "RoleBinding" && o.GetNamespace() != "ceph-admission") || strings.Contains(fmt.Sprint(o.Object), "--namespaces") {
+				if (o.GetKind() == "RoleBinding" && o.GetNamespace() != "ceph-admission") ||
+					(o.GetKind() == "Deployment" && !slices.Contains(expandedArgs(container(t, o)), "--namespaces=")) {
 					t.Errorf("a cluster-wide install renders %s %s/%s of the namespaced mode", o.GetKind(), o.GetNamespace(), o.GetName())
 				}
 			}
 		})
 	}
+}
+
+// TestChartRefusesAnUnsafeNamespaceChoice: the chart serves rook-ceph by
+// default; an empty cephNamespaces is refused unless allNamespaces says so
+// (a cluster-wide controller reads every Secret), both together are
+// refused, and so is the install's own namespace as a Ceph namespace (it
+// holds the webhook's CA key). Each refusal names the value and the fix.
+func TestChartRefusesAnUnsafeNamespaceChoice(t *testing.T) {
+	def := documents(t, template(t, "mgr-webhook-system", values(t, "{}")))
+	var bound []string
+	for _, o := range def {
+		if o.GetKind() == "RoleBinding" && strings.HasSuffix(o.GetName(), "-ceph") {
+			bound = append(bound, o.GetNamespace())
+		}
+	}
+	if fmt.Sprint(bound) != "[rook-ceph rook-ceph]" {
+		t.Errorf("default values bind the components in %v, want rook-ceph (twice)", bound)
+	}
+	for _, c := range []struct{ ns, values, want string }{
+		{"mgr-webhook-system", "{cephNamespaces: []}", "cephNamespaces is empty: list the namespaces your Ceph clusters run in"},
+		{"mgr-webhook-system", "{cephNamespaces: null}", "or set allNamespaces=true"},
+		{"mgr-webhook-system", "{allNamespaces: true}", "allNamespaces=true serves every namespace: set cephNamespaces to [] with it"},
+		{"mgr-webhook-system", "{cephNamespaces: [rook-ceph, mgr-webhook-system]}", "cephNamespaces lists mgr-webhook-system, the install's own namespace, which holds the webhook's CA key"},
+		{"default", "{namespaceOverride: ceph-admission, cephNamespaces: [ceph-admission]}", "cephNamespaces lists ceph-admission, the install's own namespace"},
+	} {
+		t.Run(c.values, func(t *testing.T) {
+			_, err := helmchart.RenderChart(c.ns, values(t, c.values))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("rendered with %s: %v; want an error containing %q", c.values, err, c.want)
+			}
+		})
+	}
+}
+
+// expandedArgs are c's args with $(VAR) references to its env's values
+// expanded, as the kubelet runs them.
+func expandedArgs(c corev1.Container) []string {
+	var out []string
+	for _, a := range c.Args {
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				a = strings.ReplaceAll(a, "$("+e.Name+")", e.Value)
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// container is the first container of Deployment o.
+func container(t *testing.T, o *unstructured.Unstructured) corev1.Container {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Spec.Template.Spec.Containers[0]
 }

@@ -61,11 +61,16 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	manifest := template(t, installNS, values(t, "{}"))
-	hooks, err := helmchart.RenderChartHooks(installNS, values(t, "{}"))
-	if err != nil {
-		t.Fatal(err)
+	// Each path below installs the chart serving a Ceph namespace of its own.
+	render := func(ns string) (manifest, hooks string) {
+		vals := values(t, "{cephNamespaces: ["+ns+"]}")
+		hooks, err := helmchart.RenderChartHooks(installNS, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return template(t, installNS, vals), hooks
 	}
+	_, hooks := render(testenv.DefaultCephNamespace)
 	kubectl := func(stdin string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(api.Kubectl, append([]string{"--kubeconfig", api.Kubeconfig}, args...)...)
@@ -94,6 +99,7 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 			if err := api.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 				t.Fatal(err)
 			}
+			manifest, hooks := render(ns)
 			// The mgrs as the controller leaves them: its finalizer on each
 			// (created before the webhooks are installed, which nothing serves here).
 			var mgrs []*appsv1.Deployment
@@ -139,7 +145,7 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := bootstrap.Release{Client: as, Namespace: installNS, Deployment: "mgr-bootstrap", Wait: time.Minute}.Run(ctx)
+				rep, err := bootstrap.Release{Client: as, Namespace: installNS, Deployment: "mgr-bootstrap", Wait: time.Minute, Namespaces: []string{ns}}.Run(ctx)
 				if err != nil {
 					t.Fatalf("the release as mgr-bootstrap: %v", err)
 				}

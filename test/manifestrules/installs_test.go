@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +38,8 @@ type install struct {
 	ns string
 	// selfSigned: the webhook rotates its own certificates.
 	selfSigned bool
-	// cephNamespaces, when set, is a namespaced install's Ceph namespaces.
+	// cephNamespaces are a namespaced install's Ceph namespaces; none: the
+	// chart's opt-in allNamespaces.
 	cephNamespaces []string
 	// monitoring: the install has the monitoring objects (the
 	// ServiceMonitors and the metrics reader's binding).
@@ -113,11 +115,11 @@ func kustomizeInstalls(root string) ([]install, error) {
 	var all []install
 	for _, mode := range []string{"self-signed", "cert-manager"} {
 		dir := filepath.Join(root, "manifests", "overlays", mode)
-		all = append(all, install{name: "overlays/" + mode, ns: "mgr-webhook-system", selfSigned: mode == "self-signed",
+		all = append(all, install{name: "overlays/" + mode, ns: "mgr-webhook-system", selfSigned: mode == "self-signed", cephNamespaces: rookCeph,
 			build: func() ([]*unstructured.Unstructured, error) { return kustomize(dir) }})
 	}
 	// An overlay with the monitoring component, as the README adds it.
-	all = append(all, install{name: "overlays/cert-manager+monitoring", ns: "mgr-webhook-system", monitoring: true,
+	all = append(all, install{name: "overlays/cert-manager+monitoring", ns: "mgr-webhook-system", monitoring: true, cephNamespaces: rookCeph,
 		build: func() ([]*unstructured.Unstructured, error) {
 			return kustomizeInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../manifests/overlays/cert-manager]\ncomponents: [../manifests/components/monitoring]\n")
 		}})
@@ -134,11 +136,25 @@ func kustomizeInstalls(root string) ([]install, error) {
 	}
 	for _, mode := range []string{"self-signed", "cert-manager"} {
 		overlay := strings.ReplaceAll(block, "overlays/cert-manager", "overlays/"+mode)
-		all = append(all, install{name: "relocated/" + mode, ns: k.Namespace, selfSigned: mode == "self-signed",
+		all = append(all, install{name: "relocated/" + mode, ns: k.Namespace, selfSigned: mode == "self-signed", cephNamespaces: rookCeph,
 			build: func() ([]*unstructured.Unstructured, error) { return kustomizeInCheckout(overlay) }})
 	}
+	// The README's overlay that serves another Ceph namespace.
+	block, err = testenv.READMEKustomization("kustomize-ceph-namespace")
+	if err != nil {
+		return nil, err
+	}
+	other := regexp.MustCompile(`name: CEPH_NAMESPACE, value: ([a-z0-9-]+)`).FindStringSubmatch(block)
+	if other == nil || other[1] == "rook-ceph" {
+		return nil, errors.New("the README's kustomize-ceph-namespace block sets no CEPH_NAMESPACE of its own")
+	}
+	all = append(all, install{name: "ceph-namespace/self-signed", ns: "mgr-webhook-system", selfSigned: true, cephNamespaces: []string{other[1]},
+		build: func() ([]*unstructured.Unstructured, error) { return kustomizeInCheckout(block) }})
 	return all, nil
 }
+
+// rookCeph is the Ceph namespace the shipped installs serve by default.
+var rookCeph = []string{"rook-ceph"}
 
 func chartInstalls() ([]install, error) {
 	var all []install
@@ -147,10 +163,10 @@ func chartInstalls() ([]install, error) {
 		selfSigned, monitoring bool
 		cephNamespaces         []string
 	}{
-		{"chart/self-signed", "mgr-webhook-system", "{certificates: {mode: self-signed}}", true, false, nil},
-		{"chart/cert-manager", "mgr-webhook-system", "{certificates: {mode: cert-manager}}", false, false, nil},
-		{"chart/another-namespace", "ceph-admission", "{certificates: {mode: self-signed}}", true, false, nil},
-		{"chart/namespaced", "mgr-webhook-system", "{certificates: {mode: self-signed}, cephNamespaces: [rook-ceph]}", true, false, []string{"rook-ceph"}},
+		{"chart/self-signed", "mgr-webhook-system", "{certificates: {mode: self-signed}}", true, false, rookCeph},
+		{"chart/cert-manager", "mgr-webhook-system", "{certificates: {mode: cert-manager}}", false, false, rookCeph},
+		{"chart/another-namespace", "ceph-admission", "{certificates: {mode: self-signed}}", true, false, rookCeph},
+		{"chart/all-namespaces", "mgr-webhook-system", "{certificates: {mode: self-signed}, cephNamespaces: [], allNamespaces: true}", true, false, nil},
 		{"chart/namespaced+cert-manager+monitoring", "mgr-webhook-system", "{certificates: {mode: cert-manager}, cephNamespaces: [rook-ceph, ceph-b], serviceMonitor: {enabled: true}}", false, true, []string{"rook-ceph", "ceph-b"}},
 	}
 	for _, c := range charts {

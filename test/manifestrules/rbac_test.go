@@ -117,8 +117,15 @@ func markers(t *testing.T) []declared {
 type grant struct {
 	rule rbacv1.PolicyRule
 	// ns is the RoleBinding's namespace, "" for a ClusterRoleBinding.
-	ns  string
-	via string
+	ns      string
+	binding string
+	via     string
+}
+
+// everywhere are the ClusterRoleBindings a namespaced install keeps
+// cluster-wide though what they grant is namespaced, and why.
+var everywhere = map[string]string{
+	"mgr-bootstrap-finalizers": "deleting a Ceph namespace deletes the controller's RoleBinding there first; it must still see its mgrs' deletion and drop its finalizer",
 }
 
 // grants are the rules the install binds to ServiceAccount sa of its namespace.
@@ -148,7 +155,7 @@ func grants(t *testing.T, in install, sa string) []grant {
 			ns = b.GetNamespace()
 		}
 		for _, rule := range r.Rules {
-			all = append(all, grant{rule: rule, ns: ns, via: fmt.Sprintf("%s %s -> %s %s", b.GetKind(), b.GetName(), binding.RoleRef.Kind, binding.RoleRef.Name)})
+			all = append(all, grant{rule: rule, ns: ns, binding: b.GetName(), via: fmt.Sprintf("%s %s -> %s %s", b.GetKind(), b.GetName(), binding.RoleRef.Kind, binding.RoleRef.Name)})
 		}
 	}
 	return all
@@ -231,6 +238,8 @@ func TestEachComponentMayDoNothingMore(t *testing.T) {
 						switch {
 						case m.own:
 							return g.ns == in.ns
+						case g.ns == "" && everywhere[g.binding] != "":
+							return true
 						case len(in.cephNamespaces) > 0 && !slices.Contains(clusterScoped, unit.Resources[0]):
 							return slices.Contains(in.cephNamespaces, g.ns)
 						}
@@ -284,6 +293,44 @@ func TestKeyedSecretsStayOutOfTheWebhooksReach(t *testing.T) {
 			if allowed(gs, rbacv1.PolicyRule{Verbs: []string{verb}, APIGroups: []string{"apps"}, Resources: []string{"deployments"}}, "rook-ceph") {
 				t.Errorf("mgr-webhook may %s deployments", verb)
 			}
+		}
+	})
+}
+
+// TestTheControllerReadsNoSecretOutsideItsCephNamespaces: a stolen
+// controller token reads no Secret of kube-system (every controller's token),
+// of a tenant, or of the install namespace but its own status key (the
+// webhook's CA key is there), in every install but the chart's opt-in
+// allNamespaces; and it may still read those of each Ceph namespace.
+func TestTheControllerReadsNoSecretOutsideItsCephNamespaces(t *testing.T) {
+	eachInstall(t, func(t *testing.T, in install) {
+		if len(in.cephNamespaces) == 0 {
+			return // allNamespaces: docs/security.md says what it can read
+		}
+		gs := grants(t, in, "mgr-bootstrap")
+		secret := func(verb, name string) rbacv1.PolicyRule {
+			r := rbacv1.PolicyRule{Verbs: []string{verb}, APIGroups: []string{""}, Resources: []string{"secrets"}}
+			if name != "" {
+				r.ResourceNames = []string{name}
+			}
+			return r
+		}
+		for _, verb := range []string{"get", "list", "watch"} {
+			for _, ns := range []string{"kube-system", "tenant", in.ns, ""} {
+				for _, name := range []string{"", "mgr-webhook-certs", "rook-ceph-mon"} {
+					if allowed(gs, secret(verb, name), ns) {
+						t.Errorf("mgr-bootstrap may %s secret %q in %q", verb, name, ns)
+					}
+				}
+			}
+			for _, ns := range in.cephNamespaces {
+				if !allowed(gs, secret(verb, ""), ns) {
+					t.Errorf("mgr-bootstrap may not %s the secrets of its Ceph namespace %s", verb, ns)
+				}
+			}
+		}
+		if !allowed(gs, secret("get", "mgr-bootstrap-status-key"), in.ns) {
+			t.Errorf("mgr-bootstrap may not get its status key in %s", in.ns)
 		}
 	})
 }

@@ -36,18 +36,19 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each shipped install: both overlays, and the chart in both certificate
-	// modes, cluster-wide and namespaced (rook-ceph its one Ceph namespace:
-	// the victims elsewhere are then out of its RBAC's reach as well).
+	// Each shipped install: both overlays and the chart in both certificate
+	// modes, all namespaced to rook-ceph by default (the victims elsewhere
+	// are then out of their RBAC's reach as well), and the chart's opt-in
+	// allNamespaces, which only its admission policies confine.
 	installs := map[string]struct {
-		selfSigned bool
-		dir        func() (dir string, cleanup func(), err error)
+		selfSigned, allNamespaces bool
+		dir                       func() (dir string, cleanup func(), err error)
 	}{
-		"overlays/self-signed":  {true, overlay(root, "overlays/self-signed")},
-		"overlays/cert-manager": {false, overlay(root, "overlays/cert-manager")},
-		"chart/self-signed":     {true, chart("{certificates: {mode: self-signed}}")},
-		"chart/cert-manager":    {false, chart("{certificates: {mode: cert-manager}}")},
-		"chart/namespaced":      {true, chart("{certificates: {mode: self-signed}, cephNamespaces: [rook-ceph]}")},
+		"overlays/self-signed":  {true, false, overlay(root, "overlays/self-signed")},
+		"overlays/cert-manager": {false, false, overlay(root, "overlays/cert-manager")},
+		"chart/self-signed":     {true, false, chart("{certificates: {mode: self-signed}}")},
+		"chart/cert-manager":    {false, false, chart("{certificates: {mode: cert-manager}}")},
+		"chart/all-namespaces":  {true, true, chart("{certificates: {mode: self-signed}, cephNamespaces: [], allNamespaces: true}")},
 	}
 	for name, install := range installs {
 		t.Run(name, func(t *testing.T) {
@@ -170,6 +171,32 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 				"delete another tool's Report":                func() error { return bootstrap.Delete(ctx, v.otherReport) },
 				"delete a mgr-policy Report it did not label": func() error { return bootstrap.Delete(ctx, v.unlabelledReport) },
 			}
+			// No Secret outside the Ceph namespaces: kube-system's tokens,
+			// a tenant's, the webhook's CA key. Only the opt-in
+			// allNamespaces install binds the controller cluster-wide
+			// (docs/security.md says what it can then read).
+			reads := map[string]func() error{
+				"get a Secret in kube-system": func() error { return bootstrap.Get(ctx, client.ObjectKeyFromObject(v.systemSecret), &corev1.Secret{}) },
+				"list the Secrets of kube-system": func() error {
+					return bootstrap.List(ctx, &corev1.SecretList{}, client.InNamespace("kube-system"))
+				},
+				"get a tenant's Secret": func() error { return bootstrap.Get(ctx, client.ObjectKeyFromObject(v.tenantSecret), &corev1.Secret{}) },
+				"list a tenant's Secrets": func() error {
+					return bootstrap.List(ctx, &corev1.SecretList{}, client.InNamespace("tenant"))
+				},
+				"list the Secrets of every namespace": func() error { return bootstrap.List(ctx, &corev1.SecretList{}) },
+				"get the webhook's CA key": func() error {
+					return bootstrap.Get(ctx, client.ObjectKeyFromObject(v.webhookCerts), &corev1.Secret{})
+				},
+				"list the Secrets of its own namespace": func() error {
+					return bootstrap.List(ctx, &corev1.SecretList{}, client.InNamespace("mgr-webhook-system"))
+				},
+			}
+			for name, try := range reads {
+				if !install.allNamespaces {
+					refused[name] = try
+				}
+			}
 			for name, try := range refused {
 				t.Run("mgr-bootstrap may not "+name, func(t *testing.T) { assertRefused(t, try()) })
 			}
@@ -206,6 +233,12 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 						Labels: map[string]string{"app": "rook-ceph-mgr"}}, Type: corev1.SecretTypeOpaque})
 				},
 				"create its Report": func() error { return bootstrap.Create(ctx, report("rook-ceph", "mgr-policy", true)) },
+				"get a Secret of its Ceph namespace": func() error {
+					return bootstrap.Get(ctx, client.ObjectKeyFromObject(v.monSecret), &corev1.Secret{})
+				},
+				"list the Secrets of its Ceph namespace": func() error {
+					return bootstrap.List(ctx, &corev1.SecretList{}, client.InNamespace("rook-ceph"))
+				},
 			}
 			for name, try := range allowed {
 				t.Run("mgr-bootstrap may "+name, func(t *testing.T) {
@@ -316,6 +349,9 @@ type victims struct {
 	// Reports in a namespace of no Ceph cluster: another tool's, and one
 	// named as the controller's but not labelled by it.
 	otherReport, unlabelledReport *unstructured.Unstructured
+	// Secrets: a kube-system token's, a tenant's, the webhook's CA key, and
+	// the Ceph cluster's mon Secret the controller needs.
+	systemSecret, tenantSecret, webhookCerts, monSecret *corev1.Secret
 }
 
 func newVictims(t *testing.T, admin client.Client) victims {
@@ -352,8 +388,13 @@ func newVictims(t *testing.T, admin client.Client) victims {
 		otherPDB:         pdb("rook-ceph", "web", nil),
 		otherReport:      report("tenant", "other-tool", false),
 		unlabelledReport: report("tenant", "mgr-policy", false),
+		systemSecret:     &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "bootstrap-token-abcdef"}, StringData: map[string]string{"token-secret": "0123456789abcdef"}},
+		tenantSecret:     &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "db-password"}, StringData: map[string]string{"password": "hunter2"}},
+		webhookCerts:     &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: "mgr-webhook-certs"}, StringData: map[string]string{"ca.key": "not a real key"}},
+		monSecret:        &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mon"}, StringData: map[string]string{"fsid": "00000000-0000-0000-0000-000000000000"}},
 	}
-	for _, o := range []client.Object{v.systemPod, v.webPod, v.mgrPod, v.web, v.mgr, v.kubeDNS, v.rookService, v.otherPDB, v.otherReport, v.unlabelledReport} {
+	for _, o := range []client.Object{v.systemPod, v.webPod, v.mgrPod, v.web, v.mgr, v.kubeDNS, v.rookService, v.otherPDB, v.otherReport, v.unlabelledReport,
+		v.systemSecret, v.tenantSecret, v.webhookCerts, v.monSecret} {
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatalf("%T %s: %v", o, o.GetName(), err)
 		}

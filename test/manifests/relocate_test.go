@@ -107,6 +107,11 @@ func checkNamespaceReferences(t *testing.T, objs objects, ns, mode string) {
 			if u.GetName() != ns {
 				t.Errorf("%s: want Namespace %s", key, ns)
 			}
+		case kind == "RoleBinding" && strings.HasSuffix(u.GetName(), "-ceph"):
+			// The Ceph namespace's binding stays there (follow-ceph-namespace).
+			if u.GetNamespace() != testenv.DefaultCephNamespace {
+				t.Errorf("%s in namespace %q, want the Ceph namespace %s", key, u.GetNamespace(), testenv.DefaultCephNamespace)
+			}
 		case !slices.Contains(clusterScoped, kind) && u.GetNamespace() != ns:
 			t.Errorf("%s in namespace %q, want %s", key, u.GetNamespace(), ns)
 		}

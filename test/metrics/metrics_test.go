@@ -96,7 +96,8 @@ func TestMetricsAreServedOnlyToAuthorizedScrapers(t *testing.T) {
 		}
 		// --metrics-secure is the default: not passed.
 		p, err := testenv.Spawn(filepath.Join(binDir, name), filepath.Join(t.TempDir(), name+".log"),
-			append([]string{"--kubeconfig", kc, "--metrics-bind-address=127.0.0.1:" + strconv.Itoa(port), "--health-probe-bind-address=0"}, args...)...)
+			append([]string{"--kubeconfig", kc, "--metrics-bind-address=127.0.0.1:" + strconv.Itoa(port), "--health-probe-bind-address=0",
+				"--namespaces=rook-ceph"}, args...)...) // as the overlay, whose RBAC they run with, serves
 		if err != nil {
 			t.Fatal(err)
 		}

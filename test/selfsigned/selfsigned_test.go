@@ -82,7 +82,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 		"--kubeconfig", kubeconfig, "--cert-mode=self-signed", "--namespace="+ns, "--cert-dir="+certDir,
 		"--host=127.0.0.1", "--port="+strconv.Itoa(wo.LocalServingPort), "--cert-extra-sans=127.0.0.1",
 		"--cert-lifetime=24s", "--ca-lifetime=45s", "--cert-settle=5s", "--cert-check-interval=1s", "--leader-elect",
-		"--metrics-bind-address=0")
+		"--metrics-bind-address=0", "--namespaces=rook-ceph") // the overlay's Ceph namespace
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 		"--kubeconfig", kubeconfig, "--cert-mode=self-signed", "--namespace="+ns, "--cert-dir="+t.TempDir(),
 		"--host=127.0.0.1", "--port="+strconv.Itoa(port2), "--cert-extra-sans=127.0.0.1",
 		"--cert-lifetime=24s", "--ca-lifetime=45s", "--cert-settle=5s", "--cert-check-interval=1s", "--leader-elect",
-		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--namespaces=rook-ceph")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -197,7 +197,14 @@ func args(d *appsv1.Deployment, local ...string) []string {
 		if replaced[name] {
 			continue
 		}
-		out = append(out, strings.ReplaceAll(a, "$(POD_NAMESPACE)", d.Namespace))
+		// $(VAR) as the kubelet expands it: the env's values, and the pod's namespace.
+		a = strings.ReplaceAll(a, "$(POD_NAMESPACE)", d.Namespace)
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			if e.ValueFrom == nil {
+				a = strings.ReplaceAll(a, "$("+e.Name+")", e.Value)
+			}
+		}
+		out = append(out, a)
 	}
 	return append(out, local...)
 }
@@ -687,6 +694,16 @@ func upgrade(t *testing.T, way string, prev, next *release) {
 	}
 	l.carried(t, "the new controller leading")
 	step("the controller rolled")
+	if way == "kubectl" {
+		// The README's last step from v0.1.0, which bound both components
+		// cluster-wide: apply prunes nothing. The new pair then works on
+		// the new release's RoleBindings alone (mgr b below).
+		out, err := exec.Command(c.api.Kubectl, "--kubeconfig", c.api.Kubeconfig, "delete", "--ignore-not-found", "clusterrolebinding", "mgr-webhook", "mgr-bootstrap").CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl delete clusterrolebinding: %v\n%s", err, out)
+		}
+		step("the previous release's ClusterRoleBindings removed")
+	}
 
 	// A GitOps tool syncs the unchanged manifest through the new webhook.
 	c.applyMgr(mgrA)
