@@ -232,12 +232,12 @@ func run(kubectl, out string) error {
 	return os.WriteFile(out, []byte(b.String()), 0o644)
 }
 
-// clusterWideParts are what makes an overlay namespaced (to rook-ceph); the
+// namespacedParts are what make an overlay namespaced (to rook-ceph); the
 // chart renders the overlays without them and writes its own namespaced
 // form from cephNamespaces, for any number of namespaces.
-var clusterWideParts = []string{"../../components/ceph-namespace", "../../follow-ceph-namespace"}
+var namespacedParts = []string{"../../components/ceph-namespace", "../../follow-ceph-namespace"}
 
-// clusterWideCopy is overlay without clusterWideParts: a copy of its
+// clusterWideCopy is overlay without namespacedParts: a copy of its
 // directory beside it (so its relative paths still resolve), with those
 // entries left out of its kustomization. The caller removes it.
 func clusterWideCopy(overlay string) (dir string, err error) {
@@ -265,7 +265,7 @@ func clusterWideCopy(overlay string) (dir string, err error) {
 	for _, key := range []string{"components", "transformers"} {
 		entries, _ := k[key].([]any)
 		kept := slices.DeleteFunc(entries, func(e any) bool {
-			if s, ok := e.(string); ok && slices.Contains(clusterWideParts, s) {
+			if s, ok := e.(string); ok && slices.Contains(namespacedParts, s) {
 				found++
 				return true
 			}
@@ -277,8 +277,8 @@ func clusterWideCopy(overlay string) (dir string, err error) {
 			k[key] = kept
 		}
 	}
-	if found != len(clusterWideParts) {
-		return "", fmt.Errorf("%s: lists %d of %v; the chart renders the overlay without them", overlay, found, clusterWideParts)
+	if found != len(namespacedParts) {
+		return "", fmt.Errorf("%s: lists %d of %v; the chart renders the overlay without them", overlay, found, namespacedParts)
 	}
 	if data, err = yaml.Marshal(k); err != nil {
 		return "", err
