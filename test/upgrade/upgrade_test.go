@@ -695,8 +695,8 @@ func upgrade(t *testing.T, way string, prev, next *release) {
 	l.carried(t, "the new controller leading")
 	step("the controller rolled")
 	if way == "kubectl" {
-		// The README's last step from v0.1.0, which bound both components
-		// cluster-wide: apply prunes nothing. The new pair then works on
+		// The README's last step from an install that bound both
+		// components cluster-wide (previousRelease): apply prunes nothing. The new pair then works on
 		// the new release's RoleBindings alone (mgr b below).
 		out, err := exec.Command(c.api.Kubectl, "--kubeconfig", c.api.Kubeconfig, "delete", "--ignore-not-found", "clusterrolebinding", "mgr-webhook", "mgr-bootstrap").CombinedOutput()
 		if err != nil {
