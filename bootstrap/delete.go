@@ -6,6 +6,7 @@ package bootstrap
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,10 +20,10 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// decideKey decides whether a deleted mgr's cephx key goes with it: not
-// while something else uses it, nor when the controller did not create it
-// (its sealed status has no record of that). An Event says which, and what to
-// do by hand.
+// decideKey decides which of a deleted mgr's cephx keys go with it (into
+// s.removeKeys): none while something else uses the mgr's id, and none the
+// controller did not create (its sealed status has no record of that). An
+// Event says which stay, and what to do by hand.
 func (r *Reconciler) decideKey(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	entity := "mgr." + s.id
 	user, err := r.keyUser(ctx, s.d, s.id)
@@ -31,49 +32,58 @@ func (r *Reconciler) decideKey(ctx context.Context, s *scope) (ctrl.Result, bool
 		// Whether anything else uses the key cannot be told: the controller's
 		// rights in the namespace are gone (deleting a Ceph namespace deletes
 		// its RoleBinding there first) or the API server did not answer in
-		// time. The key stays and the Deployment goes: a deletion is never
+		// time. The keys stay and the Deployment goes: a deletion is never
 		// held past the timeout, nor forever by a lost binding.
 		r.Recorder.Eventf(s.d, nil, corev1.EventTypeWarning, ReasonKeyKept, "Delete",
 			"cephx key %s kept: cannot tell whether anything else uses it (%v); if nothing does, remove it by hand: ceph auth rm %s", entity, err, entity)
-		s.keyKept = true
+		return ctrl.Result{}, false, nil
 	case err != nil:
 		return ctrl.Result{}, true, err
 	case user != "":
 		// Not ours to remove: another Deployment runs this mgr, or holds its keyring.
 		r.Recorder.Eventf(s.d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete", "cephx key %s kept: %s still uses it", entity, user)
-		s.keyKept = true
-	case !s.prev.KeyOwned:
+		return ctrl.Result{}, false, nil
+	}
+	if s.prev.KeyOwned {
+		s.removeKeys = append(s.removeKeys, entity)
+	} else {
 		r.Recorder.Eventf(s.d, nil, corev1.EventTypeNormal, ReasonKeyKept, "Delete",
 			"cephx key %s not removed: this controller did not create it (its sealed status has no record of it); if it exists and nothing uses it, remove it by hand: ceph auth rm %s", entity, entity)
-		s.keyKept = true
+	}
+	if s.prev.ServerAddrKeyOwned {
+		s.removeKeys = append(s.removeKeys, contract.ServerAddrEntity(s.id))
 	}
 	return ctrl.Result{}, false, nil
 }
 
-// removeKey removes the cephx key of a deleted mgr, giving up after
+// removeKey removes the cephx keys decideKey chose, giving up after
 // FinalizerTimeout so that a lost cluster never holds the deletion hostage
-// (Rook left keys behind, rook#9860: we say so instead).
+// (Rook left keys behind, rook#9860: we say so instead). Removing a key
+// already gone is no error, so a retry repeats the whole list.
 func (r *Reconciler) removeKey(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
-	if s.keyKept {
+	if len(s.removeKeys) == 0 {
 		return ctrl.Result{}, false, nil
 	}
-	d, entity := s.d, "mgr."+s.id
+	d, entities := s.d, strings.Join(s.removeKeys, " and ")
 	conn, err := r.conn(ctx, s)
-	if err == nil {
+	for _, entity := range s.removeKeys {
+		if err != nil {
+			break
+		}
 		err = r.Ceph.RemoveKey(ctx, conn, entity)
 	}
 	if err == nil {
-		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyRemoved, "Delete", "cephx key %s removed from Ceph", entity)
+		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyRemoved, "Delete", "cephx key %s removed from Ceph", entities)
 		return ctrl.Result{}, false, nil
 	}
 	if remaining := time.Until(d.DeletionTimestamp.Add(r.FinalizerTimeout)); remaining > 0 {
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Delete",
-			"cannot remove cephx key %s yet (%v); retrying until %s", entity, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
+			"cannot remove cephx key %s yet (%v); retrying until %s", entities, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
 		// Retry on our own clock, never past the deadline.
 		return ctrl.Result{RequeueAfter: min(remaining, r.cephRetryMax())}, true, nil
 	}
 	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandoned, "Delete",
-		"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entity, r.FinalizerTimeout, err, entity)
+		"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entities, r.FinalizerTimeout, err, strings.Join(s.removeKeys, "; ceph auth rm "))
 	return ctrl.Result{}, false, nil
 }
 

@@ -36,6 +36,7 @@ func TestDeletionSteps(t *testing.T) {
 	apiDown := apierrors.NewServiceUnavailable("etcd is down")
 	for name, tc := range map[string]struct {
 		owned      bool          // the sealed status records the key as the controller's
+		serverAddr bool          // ... and the key of its server_addr init containers
 		otherMgr   bool          // another Deployment runs mgr a
 		removeErr  error         // what Ceph answers to the removal
 		deletedAgo time.Duration // since the deletion began
@@ -55,6 +56,12 @@ func TestDeletionSteps(t *testing.T) {
 		"its rights in the namespace gone: kept":        {owned: true, readErr: forbidden, deletedAgo: time.Second, reason: ReasonKeyKept, released: true},
 		"the API server failing: retried":               {owned: true, readErr: apiDown, deletedAgo: time.Second, retried: true},
 		"the API server failing past the timeout: kept": {owned: true, readErr: apiDown, deletedAgo: 3 * time.Minute, reason: ReasonKeyKept, released: true},
+		// The server_addr init containers' key goes with the mgr's when the
+		// controller made it, and stays with it when something uses the id.
+		"both keys the controller's: both removed":          {owned: true, serverAddr: true, calls: []string{"rm", "rm"}, reason: ReasonKeyRemoved, released: true},
+		"only the server_addr key its own: that removed":    {serverAddr: true, calls: []string{"rm"}, reason: ReasonKeyKept, released: true},
+		"both its own, another mgr uses the id: both kept":  {owned: true, serverAddr: true, otherMgr: true, calls: nil, reason: ReasonKeyKept, released: true},
+		"both its own, cluster down past the timeout: kept": {owned: true, serverAddr: true, removeErr: unavailable, deletedAgo: 3 * time.Minute, calls: []string{"rm"}, reason: ReasonKeyRemovalAbandoned, released: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			key := []byte("status key")
@@ -63,7 +70,7 @@ func TestDeletionSteps(t *testing.T) {
 			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
 			d.Finalizers = []string{contract.FinalizerCephxKey}
 			d.DeletionTimestamp = &metav1.Time{Time: time.Now().Add(-tc.deletedAgo)}
-			st := Status{Phase: PhaseReady, KeyOwned: tc.owned}
+			st := Status{Phase: PhaseReady, KeyOwned: tc.owned, ServerAddrKeyOwned: tc.serverAddr}
 			st.Seal = seal.seal(d.UID, st)
 			d.Annotations = map[string]string{contract.AnnotationBootstrapStatus: st.encode()}
 			objs := []client.Object{d,
@@ -75,7 +82,8 @@ func TestDeletionSteps(t *testing.T) {
 			}
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build()
 			rec := events.NewFakeRecorder(8)
-			ks := &keyStore{keys: map[string]string{"mgr.a": "mon allow profile mgr"}, removeErr: tc.removeErr}
+			serverAddrKey := contract.ServerAddrEntity("a")
+			ks := &keyStore{keys: map[string]string{"mgr.a": "mon allow profile mgr", serverAddrKey: "mon allow command"}, removeErr: tc.removeErr}
 			reader := interceptor.NewClient(cl, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				if _, ok := obj.(*corev1.Secret); ok && key.Name == contract.KeyringSecretName("a") && tc.readErr != nil {
 					return tc.readErr
@@ -114,8 +122,12 @@ func TestDeletionSteps(t *testing.T) {
 			default:
 				t.Errorf("no event, want %s", tc.reason)
 			}
-			if _, kept := ks.keys["mgr.a"]; kept == (tc.calls != nil && tc.removeErr == nil) {
-				t.Errorf("key in Ceph afterwards: %v", kept)
+			removed := tc.removeErr == nil && len(tc.calls) > 0
+			if _, kept := ks.keys["mgr.a"]; kept == (removed && tc.owned) {
+				t.Errorf("key mgr.a in Ceph afterwards: %v", kept)
+			}
+			if _, kept := ks.keys[serverAddrKey]; kept == (removed && tc.serverAddr) {
+				t.Errorf("key %s in Ceph afterwards: %v", serverAddrKey, kept)
 			}
 		})
 	}

@@ -188,7 +188,7 @@ func TestKeyringSecret(t *testing.T) {
 		"an unpaired cap": {[]string{"mon", "allow profile mgr", "osd"}, "[mgr.a]\n\tkey = AQB==\n\tcaps mon = \"allow profile mgr\"\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := keyringSecret(mgr("rook-ceph-mgr-a", "a", "uid-a"), "a", "AQB==", tc.caps)
+			s := keyringSecret(mgr("rook-ceph-mgr-a", "a", "uid-a"), "a", contract.KeyringSecretName("a"), keyringFile("mgr.a", "AQB==", tc.caps))
 			if got := s.StringData[contract.KeyringKey]; got != tc.want {
 				t.Errorf("keyring:\n%s\nwant:\n%s", got, tc.want)
 			}
@@ -199,5 +199,80 @@ func TestKeyringSecret(t *testing.T) {
 				t.Errorf("labels %v: the controller's cache selects app=rook-ceph-mgr", s.Labels)
 			}
 		})
+	}
+}
+
+// TestServerAddrKey: a mgr whose pod mounts the server_addr init containers'
+// keyring Secret gets that key, with caps for its own two server_addr
+// options only, under the same ownership rules as its mgr key; a mgr that
+// does not mount it gets no such key.
+func TestServerAddrKey(t *testing.T) {
+	entity, secretName := contract.ServerAddrEntity("a"), contract.ServerAddrKeyringSecretName("a")
+	wantCaps := strings.Join(contract.ServerAddrCaps("a"), " ")
+	for name, tc := range map[string]struct {
+		mounts    bool
+		existing  string // caps of the server_addr key before; "" for none
+		owned     bool
+		wantErr   error
+		wantOwned bool
+	}{
+		"mounted, no key: created":        {mounts: true, wantOwned: true},
+		"mounted, someone else's key":     {mounts: true, existing: "mon allow *", wantErr: errKeyNotOurs},
+		"mounted, ours with other caps":   {mounts: true, existing: "mon allow *", owned: true, wantOwned: true},
+		"not mounted: no key, no Secret":  {},
+		"not mounted, someone else's key": {existing: "mon allow *"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ks := &keyStore{keys: map[string]string{}}
+			if tc.existing != "" {
+				ks.keys[entity] = tc.existing
+			}
+			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
+			if tc.mounts {
+				d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "k", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secretName}}}}
+			}
+			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
+			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: events.NewFakeRecorder(8), Options: Options{Caps: contract.DefaultCaps}}
+			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: Status{ServerAddrKeyOwned: tc.owned}}
+			s.next = s.prev
+			err := r.ensureKeyring(context.Background(), s)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			}
+			if s.next.ServerAddrKeyOwned != tc.wantOwned {
+				t.Errorf("ServerAddrKeyOwned %v, want %v", s.next.ServerAddrKeyOwned, tc.wantOwned)
+			}
+			sec := &corev1.Secret{}
+			serr := cl.Get(context.Background(), client.ObjectKey{Namespace: "rook-ceph", Name: secretName}, sec)
+			if !tc.mounts || tc.wantErr != nil {
+				if !apierrors.IsNotFound(serr) {
+					t.Errorf("Secret %s made: %v", secretName, serr)
+				}
+				if ks.keys[entity] != tc.existing {
+					t.Errorf("key %s caps %q, was %q", entity, ks.keys[entity], tc.existing)
+				}
+				return
+			}
+			if ks.keys[entity] != wantCaps {
+				t.Errorf("key %s caps %q, want %q", entity, ks.keys[entity], wantCaps)
+			}
+			want := "[" + entity + "]\n\tkey = AQkey-" + entity + "\n"
+			if serr != nil || !metav1.IsControlledBy(sec, d) || sec.StringData[contract.KeyringKey] != want {
+				t.Errorf("Secret %s: %v, controlled by the mgr %v, keyring %q, want %q", secretName, serr, metav1.IsControlledBy(sec, d), sec.StringData[contract.KeyringKey], want)
+			}
+			if _, ok := ks.keys["mgr.a"]; !ok {
+				t.Error("the mgr's own key was not made")
+			}
+		})
+	}
+}
+
+// TestServerAddrCaps: the init containers' key may run `config set` of its
+// own mgr's two server_addr options, and nothing else (Ceph's command caps;
+// TestServerAddrKeyOnCeph in test/bootstrap tries it on real Ceph).
+func TestServerAddrCaps(t *testing.T) {
+	want := []string{"mon", `allow command "config set" with who=mgr.b name=mgr/dashboard/b/server_addr, allow command "config set" with who=mgr.b name=mgr/prometheus/b/server_addr`}
+	if got := contract.ServerAddrCaps("b"); !slices.Equal(got, want) {
+		t.Errorf("caps %q, want %q", got, want)
 	}
 }

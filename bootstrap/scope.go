@@ -30,8 +30,8 @@ type scope struct {
 	prev, next Status
 	// want is the cluster's module set (chooseModules).
 	want []string
-	// keyKept is set when a deleted mgr's cephx key stays in Ceph (decideKey).
-	keyKept bool
+	// removeKeys are the cephx keys a deleted mgr takes with it (decideKey).
+	removeKeys []string
 	// c and cerr are the connection to the namespace's Ceph cluster, or why
 	// there is none, once conn ran: read only when a ceph call is due, and
 	// at most once.

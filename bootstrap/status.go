@@ -55,6 +55,9 @@ type Status struct {
 	// adopted it, where the policy allows): only then may it re-cap the key
 	// or remove it with the Deployment.
 	KeyOwned bool `json:"keyOwned,omitempty"`
+	// ServerAddrKeyOwned is KeyOwned for the key of the mgr's server_addr
+	// init containers (contract.ServerAddrEntity).
+	ServerAddrKeyOwned bool `json:"serverAddrKeyOwned,omitempty"`
 	// LastError is the last failure, without any key material.
 	LastError string `json:"lastError,omitempty"`
 	// Seal proves the controller wrote this status (see seal.go); a status

@@ -9,6 +9,11 @@
 // one spelling of each name.
 package contract
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Labels that select and describe a mgr, as Rook names them.
 const (
 	LabelApp          = "app"
@@ -121,6 +126,31 @@ func LegacyDashboardServiceName(id string) string { return AppName + "-" + id + 
 // KeyringSecretName is the Secret holding the cephx keyring of mgr <id>; the
 // bootstrap controller creates it and the Pod mounts it.
 func KeyringSecretName(id string) string { return AppName + "-" + id + "-keyring" }
+
+// ServerAddrModules are the modules whose per-mgr server_addr the mgr pod's
+// init containers set to the Pod IP before the mgr starts (the seed's).
+var ServerAddrModules = []string{"dashboard", "prometheus"}
+
+// ServerAddrEntity is the cephx user those init containers run as: a key of
+// their own, so that no mgr pod holds client.admin (Rook dropped the init
+// containers in v1.6 for that reason).
+func ServerAddrEntity(id string) string { return "client.rook-ceph-server-addr-" + id }
+
+// ServerAddrKeyringSecretName holds ServerAddrEntity's keyring. It is not
+// rook-ceph-mgr-<x>-keyring: that would be the keyring of some other mgr id x.
+func ServerAddrKeyringSecretName(id string) string { return "rook-ceph-server-addr-" + id + "-keyring" }
+
+// ServerAddrCaps are ServerAddrEntity's caps: `config set` of its mgr's
+// server_addr options and nothing else (Ceph's command caps with arguments;
+// the value is free, the Pod IP). The mon compares caps as strings, so they
+// are built here only.
+func ServerAddrCaps(id string) []string {
+	grants := make([]string, 0, len(ServerAddrModules))
+	for _, module := range ServerAddrModules {
+		grants = append(grants, fmt.Sprintf(`allow command "config set" with who=mgr.%s name=mgr/%s/%s/server_addr`, id, module, id))
+	}
+	return []string{"mon", strings.Join(grants, ", ")}
+}
 
 // Defaults shared by the policy, the controller and the test clusters. They
 // are read-only: clone before changing.

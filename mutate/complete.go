@@ -5,6 +5,7 @@ package mutate
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -142,11 +143,12 @@ func (c *completer) complete() field.ErrorList {
 	}
 	c.completeMgr(mgr)
 	if *c.p.ServerAddrInitContainers.Enabled {
-		for _, module := range []string{"dashboard", "prometheus"} {
+		for _, module := range contract.ServerAddrModules {
 			c.completeServerAddrInit(module, mgr.Image)
 		}
 	}
 	c.mark(SectionVolumes, mergeVolumes(&spec.Volumes, c.volumes()))
+	c.mark(SectionVolumes, dropUnmountedAdminKeyring(spec))
 	c.injectSidecars()
 	return nil
 }
@@ -268,7 +270,10 @@ func (c *completer) completeServerAddrInit(module, mgrImage string) {
 		ic.Command = []string{"ceph"}
 		changed = true
 	}
-	args := c.cephArgs(AdminKeyringMountPath + "keyring")
+	changed = dropAdminKeyring(ic) || changed
+	// Its own key, which may set its mgr's server_addr options and nothing else.
+	args := c.cephArgs(ServerAddrKeyringMountPath + "keyring")
+	args = slices.Insert(args, 2, "--name="+contract.ServerAddrEntity(c.id))
 	// An unreachable mon must fail the init container, not hang it (rook#3049).
 	args = append(args, "--connect-timeout="+strconv.Itoa(int(c.p.ServerAddrInitContainers.ConnectTimeoutSeconds)))
 	// From Nautilus on, module options are unknown to the mons until the module
@@ -285,6 +290,40 @@ func (c *completer) completeServerAddrInit(module, mgrImage string) {
 	changed = c.syncImageEnv(ic, mgrImage) || changed
 	changed = mergeMounts(&ic.VolumeMounts, c.mounts(true)) || changed
 	c.mark(SectionInitContainers, changed)
+}
+
+// dropAdminKeyring moves a server_addr init container completed the seed's
+// way off client.admin: its admin keyring mount goes, and its --keyring flag
+// (which mergeArgs would keep as the user's) is set anew.
+func dropAdminKeyring(ic *corev1.Container) bool {
+	n := len(ic.VolumeMounts)
+	ic.VolumeMounts = slices.DeleteFunc(ic.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == legacyAdminKeyringVolumeName })
+	changed := len(ic.VolumeMounts) != n
+	if i := slices.Index(ic.Args, "--keyring="+legacyAdminKeyringMountPath+"keyring"); i >= 0 {
+		ic.Args = slices.Delete(ic.Args, i, i+1)
+		changed = true
+	}
+	return changed
+}
+
+// dropUnmountedAdminKeyring removes the seed's admin keyring volume once no
+// container mounts it. A container of the user's that still does keeps it:
+// completion never breaks a Pod spec it did not write.
+func dropUnmountedAdminKeyring(spec *corev1.PodSpec) bool {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, ctr := range cs {
+			for _, m := range ctr.VolumeMounts {
+				if m.Name == legacyAdminKeyringVolumeName {
+					return false
+				}
+			}
+		}
+	}
+	n := len(spec.Volumes)
+	spec.Volumes = slices.DeleteFunc(spec.Volumes, func(v corev1.Volume) bool {
+		return v.Name == legacyAdminKeyringVolumeName && v.Secret != nil && v.Secret.SecretName == contract.AdminKeyringSecretName
+	})
+	return len(spec.Volumes) != n
 }
 
 // env is the seed's environment of the mgr (and, with podIP, its init containers).
@@ -322,15 +361,15 @@ func (c *completer) env(image string, podIP bool) []corev1.EnvVar {
 	)
 }
 
-func (c *completer) mounts(admin bool) []corev1.VolumeMount {
+func (c *completer) mounts(serverAddr bool) []corev1.VolumeMount {
 	m := []corev1.VolumeMount{
 		{Name: ConfigVolumeName, MountPath: ConfigMountPath, ReadOnly: true},
 		{Name: contract.KeyringSecretName(c.id), MountPath: KeyringMountPath, ReadOnly: true},
 		{Name: LogVolumeName, MountPath: LogMountPath},
 		{Name: DataVolumeName, MountPath: DataMountPath(c.id)},
 	}
-	if admin {
-		m = append(m, corev1.VolumeMount{Name: AdminKeyringVolumeName, MountPath: AdminKeyringMountPath, ReadOnly: true})
+	if serverAddr {
+		m = append(m, corev1.VolumeMount{Name: ServerAddrKeyringVolumeName, MountPath: ServerAddrKeyringMountPath, ReadOnly: true})
 	}
 	return m
 }
@@ -347,7 +386,7 @@ func (c *completer) volumes() []corev1.Volume {
 		{Name: DataVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
 	if *c.p.ServerAddrInitContainers.Enabled {
-		v = append(v, corev1.Volume{Name: AdminKeyringVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: contract.AdminKeyringSecretName}}})
+		v = append(v, corev1.Volume{Name: ServerAddrKeyringVolumeName, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: contract.ServerAddrKeyringSecretName(c.id)}}})
 	}
 	return v
 }

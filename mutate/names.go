@@ -16,15 +16,23 @@ const (
 	DashboardInitContainerName  = "init-set-dashboard-server-addr"
 	PrometheusInitContainerName = "init-set-prometheus-server-addr"
 
-	ConfigVolumeName       = "rook-ceph-config"
-	LogVolumeName          = "rook-ceph-log"
-	DataVolumeName         = "ceph-daemon-data"
-	AdminKeyringVolumeName = "rook-ceph-admin-keyring"
+	ConfigVolumeName            = "rook-ceph-config"
+	LogVolumeName               = "rook-ceph-log"
+	DataVolumeName              = "ceph-daemon-data"
+	ServerAddrKeyringVolumeName = "rook-ceph-server-addr-keyring"
 
-	ConfigMountPath       = "/etc/ceph"
-	KeyringMountPath      = "/etc/ceph/keyring-store/"
-	AdminKeyringMountPath = "/etc/ceph/admin-keyring-store/"
-	LogMountPath          = "/var/log/ceph"
+	ConfigMountPath            = "/etc/ceph"
+	KeyringMountPath           = "/etc/ceph/keyring-store/"
+	ServerAddrKeyringMountPath = "/etc/ceph/server-addr-keyring-store/"
+	LogMountPath               = "/var/log/ceph"
+)
+
+// The seed's init containers ran as client.admin from this volume; Complete
+// moves a Deployment completed that way (by an earlier version, or written
+// from the seed) to the init containers' own key.
+const (
+	legacyAdminKeyringVolumeName = "rook-ceph-admin-keyring"
+	legacyAdminKeyringMountPath  = "/etc/ceph/admin-keyring-store/"
 )
 
 // DataMountPath is the mgr's data directory inside the container.

@@ -12,14 +12,42 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // SeedDeviations lists, on purpose, where our completion differs from the
 // seed's Pod: the init containers get a mon connect timeout so an unreachable
-// mon fails them instead of hanging them (rook#3049). Everything else of the
-// Pod template must equal the seed field by field.
+// mon fails them instead of hanging them (rook#3049), and a key of their own
+// (withOwnServerAddrKey). Everything else of the Pod template must equal the
+// seed field by field.
 var seedDeviations = map[string]string{
 	"--connect-timeout=15": "init containers: bounded mon connection (rook#3049)",
+}
+
+// withOwnServerAddrKey turns the seed's init containers into ours on
+// purpose: they run as a key of their own (client.rook-ceph-server-addr-<id>,
+// which may set its mgr's two server_addr options and nothing else) where
+// the seed mounts client.admin's keyring into every mgr pod. The flag, the
+// mount and the volume take the admin keyring's places.
+func withOwnServerAddrKey(spec *corev1.PodSpec, id string) {
+	for i := range spec.InitContainers {
+		ic := &spec.InitContainers[i]
+		if k := slices.Index(ic.Args, "--keyring="+legacyAdminKeyringMountPath+"keyring"); k >= 0 {
+			ic.Args = slices.Replace(ic.Args, k, k+1, "--keyring="+ServerAddrKeyringMountPath+"keyring", "--name="+contract.ServerAddrEntity(id))
+		}
+		for j := range ic.VolumeMounts {
+			if ic.VolumeMounts[j].Name == legacyAdminKeyringVolumeName {
+				ic.VolumeMounts[j] = corev1.VolumeMount{Name: ServerAddrKeyringVolumeName, MountPath: ServerAddrKeyringMountPath, ReadOnly: true}
+			}
+		}
+	}
+	for i := range spec.Volumes {
+		if spec.Volumes[i].Name == legacyAdminKeyringVolumeName {
+			spec.Volumes[i].Name = ServerAddrKeyringVolumeName
+			spec.Volumes[i].Secret.SecretName = contract.ServerAddrKeyringSecretName(id)
+		}
+	}
 }
 
 // seedPod reads the seed's reference Pod without what the kubelet, the
@@ -65,6 +93,7 @@ func TestSeedPodTemplate(t *testing.T) {
 	got := res.Deployment.Spec.Template
 	want := seedPod(t)
 	withoutRuntimeFields(&want.Spec)
+	withOwnServerAddrKey(&want.Spec, "a")
 
 	for k, v := range want.Labels {
 		if k == "pod-template-hash" {
