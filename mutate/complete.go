@@ -276,20 +276,46 @@ func (c *completer) completeServerAddrInit(module, mgrImage string) {
 	args = slices.Insert(args, 2, "--name="+contract.ServerAddrEntity(c.id))
 	// An unreachable mon must fail the init container, not hang it (rook#3049).
 	args = append(args, "--connect-timeout="+strconv.Itoa(int(c.p.ServerAddrInitContainers.ConnectTimeoutSeconds)))
-	// From Nautilus on, module options are unknown to the mons until the module
-	// has loaded once; --force sets them anyway (rook#3030). Mimic lacks --force.
-	if imageCephMajor(mgrImage) >= 14 {
-		args = append(args, "--force")
-	}
 	if len(ic.Args) == 0 {
 		// Flags first, then the command: mergeArgs keeps that order stable.
 		args = append(args, "config", "set", "mgr."+c.id, "mgr/"+module+"/"+c.id+"/server_addr", "$(ROOK_POD_IP)", "--verbose")
 	}
 	changed = mergeArgs(&ic.Args, args) || changed
+	// From Nautilus on, module options are unknown to the mons until the module
+	// has loaded once; --force sets them anyway (rook#3030). Mimic lacks --force.
+	changed = placeForce(&ic.Args, imageCephMajor(mgrImage) >= 14) || changed
 	changed = mergeEnv(&ic.Env, c.env(mgrImage, true)) || changed
 	changed = c.syncImageEnv(ic, mgrImage) || changed
 	changed = mergeMounts(&ic.VolumeMounts, c.mounts(true)) || changed
 	c.mark(SectionInitContainers, changed)
+}
+
+// placeForce puts --force where the ceph CLI reads it, as the argument of
+// `config set` right after its value (before the command the CLI takes it
+// for the command's first word: "config not in --force"), or takes it out
+// (want false). Args whose command is the user's own are left alone.
+func placeForce(args *[]string, want bool) bool {
+	cmd := -1
+	for i := 0; i+4 < len(*args); i++ {
+		if (*args)[i] == "config" && (*args)[i+1] == "set" {
+			cmd = i
+			break
+		}
+	}
+	if cmd < 0 {
+		return false
+	}
+	out := slices.Clone((*args)[:cmd+5])
+	out = slices.DeleteFunc(out, func(a string) bool { return a == "--force" })
+	if want {
+		out = append(out, "--force")
+	}
+	out = append(out, slices.DeleteFunc(slices.Clone((*args)[cmd+5:]), func(a string) bool { return a == "--force" })...)
+	if slices.Equal(out, *args) {
+		return false
+	}
+	*args = out
+	return true
 }
 
 // dropAdminKeyring moves a server_addr init container completed the seed's

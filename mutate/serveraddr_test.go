@@ -94,3 +94,30 @@ func TestAdminKeyringAUserMountsStays(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceForce: --force goes right after `config set`'s value, where the
+// ceph CLI reads it (before the command it is taken for the command's first
+// word); a command of the user's own is left alone.
+func TestPlaceForce(t *testing.T) {
+	cmd := []string{"config", "set", "mgr.a", "mgr/dashboard/a/server_addr", "$(ROOK_POD_IP)"}
+	for name, tc := range map[string]struct {
+		args, want []string
+		force      bool
+	}{
+		"before the command: moved": {append([]string{"--fsid=x", "--force"}, append(cmd, "--verbose")...), append(append([]string{"--fsid=x"}, cmd...), "--force", "--verbose"), true},
+		"in place: kept":            {append(append([]string{"--fsid=x"}, cmd...), "--force", "--verbose"), append(append([]string{"--fsid=x"}, cmd...), "--force", "--verbose"), true},
+		"missing: added":            {append(slices.Clone(cmd), "--verbose"), append(slices.Clone(cmd), "--force", "--verbose"), true},
+		"twice: once":               {append([]string{"--force"}, append(slices.Clone(cmd), "--force")...), append(slices.Clone(cmd), "--force"), true},
+		"a Mimic image: taken out":  {append([]string{"--force"}, cmd...), cmd, false},
+		"the user's command: as is": {[]string{"--force", "config", "get", "mgr.a"}, []string{"--force", "config", "get", "mgr.a"}, true},
+		"a short config set: as is": {[]string{"--force", "config", "set", "x"}, []string{"--force", "config", "set", "x"}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := slices.Clone(tc.args)
+			changed := placeForce(&args, tc.force)
+			if !slices.Equal(args, tc.want) || changed != !slices.Equal(tc.args, tc.want) {
+				t.Errorf("placeForce(%v, %v) = %v (changed %v), want %v", tc.args, tc.force, args, changed, tc.want)
+			}
+		})
+	}
+}

@@ -105,6 +105,13 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr-z-keyring",
 						Labels: map[string]string{"app": "rook-ceph-mgr"}}})
 				},
+				"create a server_addr keyring Secret no mgr controls": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-server-addr-z-keyring",
+						Labels: map[string]string{"app": "rook-ceph-mgr"}}})
+				},
+				"create a service-account-token server_addr keyring Secret a mgr controls": func() error {
+					return bootstrap.Create(ctx, saToken("rook-ceph", "rook-ceph-server-addr-b-keyring", "default", []metav1.OwnerReference{mgrOwner(v.mgr, true)}))
+				},
 				"create its status key in a Ceph namespace": func() error {
 					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "mgr-bootstrap-status-key"}})
 				},
@@ -223,6 +230,10 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 				},
 				"create a mgr's keyring Secret": func() error {
 					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr-a-keyring",
+						Labels: map[string]string{"app": "rook-ceph-mgr"}, OwnerReferences: []metav1.OwnerReference{mgrOwner(v.mgr, true)}}})
+				},
+				"create a mgr's server_addr keyring Secret": func() error {
+					return bootstrap.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-server-addr-a-keyring",
 						Labels: map[string]string{"app": "rook-ceph-mgr"}, OwnerReferences: []metav1.OwnerReference{mgrOwner(v.mgr, true)}}})
 				},
 				"create its status key in its own namespace": func() error {

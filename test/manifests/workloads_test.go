@@ -100,6 +100,11 @@ func TestMgrWorkloadsOnlyFromTheControlPlane(t *testing.T) {
 							{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "rook-ceph-mgr-b-keyring"}}}}}}}}
 					}))
 				},
+				"mount a mgr's server_addr keyring in a Pod": func() error {
+					return jane.Create(ctx, pod("thief-5", nil, func(s *corev1.PodSpec) {
+						s.Volumes = []corev1.Volume{{Name: "k", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "rook-ceph-server-addr-a-keyring"}}}}
+					}))
+				},
 				"read a mgr's keyring into an init container's environment": func() error {
 					return jane.Create(ctx, pod("thief-3", nil, func(s *corev1.PodSpec) {
 						s.InitContainers = []corev1.Container{{Name: "i", Image: "registry.k8s.io/pause:3.10", Env: []corev1.EnvVar{{Name: "K", ValueFrom: &corev1.EnvVarSource{
