@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -233,6 +234,31 @@ func TestSeedPodTemplateThroughAPIServer(t *testing.T) {
 	for _, ic := range got["initContainers"].([]any) {
 		m := ic.(map[string]any)
 		m["args"] = slices.DeleteFunc(m["args"].([]any), func(a any) bool { return a == "--connect-timeout=15" || a == "--force" })
+	}
+	// And their own key where the seed mounts client.admin's keyring: the
+	// flag, the mount and the volume in the admin keyring's places.
+	for _, ic := range want["initContainers"].([]any) {
+		m := ic.(map[string]any)
+		var args []any
+		for _, a := range m["args"].([]any) {
+			if a == "--keyring=/etc/ceph/admin-keyring-store/keyring" {
+				args = append(args, "--keyring="+mutate.ServerAddrKeyringMountPath+"keyring", "--name="+contract.ServerAddrEntity("a"))
+				continue
+			}
+			args = append(args, a)
+		}
+		m["args"] = args
+		for _, vm := range m["volumeMounts"].([]any) {
+			if vm := vm.(map[string]any); vm["name"] == "rook-ceph-admin-keyring" {
+				vm["name"], vm["mountPath"] = mutate.ServerAddrKeyringVolumeName, mutate.ServerAddrKeyringMountPath
+			}
+		}
+	}
+	for _, v := range want["volumes"].([]any) {
+		if v := v.(map[string]any); v["name"] == "rook-ceph-admin-keyring" {
+			v["name"] = mutate.ServerAddrKeyringVolumeName
+			v["secret"].(map[string]any)["secretName"] = contract.ServerAddrKeyringSecretName("a")
+		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stored Pod template differs from the seed's Pod (-seed +stored):\n%s", diff)
