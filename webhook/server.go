@@ -148,6 +148,10 @@ type ServerOptions struct {
 	// its admission configuration (WebhookAdmissionConfiguration's
 	// kubeConfigFile) gives it, and no other caller gets past the handshake.
 	ClientCAFile string
+	// MaxConnsPerSource and MaxConns cap the connections the server holds
+	// open from one address and in all (connLimiter); 0 takes
+	// DefaultMaxConnsPerSource and DefaultMaxConns.
+	MaxConnsPerSource, MaxConns int
 }
 
 // NewServer is the webhook server, TLS options included: the one place it is
@@ -167,7 +171,20 @@ func NewServer(o ServerOptions) (ctrlwebhook.Server, error) {
 			c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
 		})
 	}
-	return ctrlwebhook.NewServer(ctrlwebhook.Options{Host: o.Host, Port: o.Port, CertDir: o.CertDir, TLSOpts: opts}), nil
+	if o.MaxConnsPerSource == 0 {
+		o.MaxConnsPerSource = DefaultMaxConnsPerSource
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxConnsPerSource < 0 || o.MaxConns < o.MaxConnsPerSource {
+		return nil, fmt.Errorf("connection caps: %d per source and %d in all; want 0 < per source <= in all", o.MaxConnsPerSource, o.MaxConns)
+	}
+	if o.Port == 0 {
+		o.Port = ctrlwebhook.DefaultPort
+	}
+	return &server{DefaultServer: &ctrlwebhook.DefaultServer{Options: ctrlwebhook.Options{Host: o.Host, Port: o.Port, CertDir: o.CertDir}},
+		o: o, tlsOpts: opts}, nil
 }
 
 // TLSOptions sets TLS 1.2 as the floor and, unless enableHTTP2, serves

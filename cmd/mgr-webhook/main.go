@@ -37,7 +37,7 @@ type options struct {
 	certDir, host, policyFile, probeAddr  string
 	policyName, podName, clientCAFile     string
 	metrics                               securemetrics.Flags
-	port                                  int
+	port, maxConnsPerSource, maxConns     int
 	enableHTTP2, printPolicy, leaderElect bool
 
 	namespaces string // the Ceph namespaces of a namespaced install; empty: all
@@ -61,6 +61,8 @@ func main() {
 	o.metrics.Register(flag.CommandLine)
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve HTTP/2 as well (off: HTTP/1.1 only)")
+	flag.IntVar(&o.maxConnsPerSource, "max-connections-per-source", webhook.DefaultMaxConnsPerSource, "connections held open from one address; more are closed at once")
+	flag.IntVar(&o.maxConns, "max-connections", webhook.DefaultMaxConns, "connections held open in all; when all are taken, a caller holding fewer than the largest holder gets in and the largest holder's oldest connection is closed")
 	flag.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM file of the CAs whose client certificate every caller must present (the API server's, from its WebhookAdmissionConfiguration kubeConfigFile); empty: no client certificate asked")
 	flag.BoolVar(&o.printPolicy, "print-policy", false, "print the effective policy as YAML and exit")
 	flag.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to serve, comma-separated (a namespaced install: the webhook watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
@@ -119,7 +121,8 @@ func run(o options) error {
 	} else if o.certMode != "files" {
 		return fmt.Errorf(`--cert-mode must be "files" or "self-signed", got %q`, o.certMode)
 	}
-	server, err := webhook.NewServer(webhook.ServerOptions{Host: o.host, Port: o.port, CertDir: o.certDir, EnableHTTP2: o.enableHTTP2, ClientCAFile: o.clientCAFile})
+	server, err := webhook.NewServer(webhook.ServerOptions{Host: o.host, Port: o.port, CertDir: o.certDir, EnableHTTP2: o.enableHTTP2, ClientCAFile: o.clientCAFile,
+		MaxConnsPerSource: o.maxConnsPerSource, MaxConns: o.maxConns})
 	if err != nil {
 		return fmt.Errorf("--client-ca-file: %w", err)
 	}

@@ -33,8 +33,9 @@ import (
 // TestWebhookBoundedAgainstItsCallers: the mgr-webhook binary, as its
 // ServiceAccount and with the shipped Deployment's memory settings, serves a
 // real API server while 20 clients on loopback keep sending slow 3 MiB
-// bodies and 200 more keep connections open that send a small request's
-// headers and no body (each reconnecting when cut). A body declared over
+// bodies, 200 more keep connections open that send a small request's
+// headers and no body, and 2000 more from 10 addresses open TCP connections
+// past every connection cap (each reconnecting when cut). A body declared over
 // 3 MiB is refused before it is read; a mgr apply through the API server
 // still succeeds within its timeout; the process's peak memory stays under
 // the Deployment's limit.
@@ -60,9 +61,13 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 	p := testenv.SpawnWebhook(t, api, binDir)
 	wo := api.Env.WebhookInstallOptions
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(wo.LocalServingPort))
-	dial := func() (*tls.Conn, error) {
-		return tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the attacker does not care whom it talks to
+	// Callers dial from loopback addresses of their own, as pods come from
+	// theirs; the API server calls from 127.0.0.1.
+	dialFrom := func(source string) (*tls.Conn, error) {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}, Timeout: 5 * time.Second}
+		return tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the attacker does not care whom it talks to
 	}
+	dial := func() (*tls.Conn, error) { return dialFrom("127.0.0.2") }
 
 	t.Run("a body declared over 3 MiB is refused unread", func(t *testing.T) {
 		conn, err := dial()
@@ -85,10 +90,11 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 	for i := range chunk {
 		chunk[i] = 'x'
 	}
-	// attack runs n callers, each dialling again whenever each returns,
-	// until stop is closed.
+	// attack runs n callers, spread over 4 addresses (127.0.0.2-5, within
+	// the per-source cap), each dialling again whenever each returns, until
+	// stop is closed.
 	attack := func(n int, each func(conn *tls.Conn)) {
-		for range n {
+		for i := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -98,7 +104,7 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 						return
 					default:
 					}
-					conn, err := dial()
+					conn, err := dialFrom("127.0.0." + strconv.Itoa(2+i%4))
 					if err != nil {
 						time.Sleep(50 * time.Millisecond)
 						continue
@@ -137,11 +143,50 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 		case <-done:
 		}
 	})
+	// And a flood past every cap: 10 addresses (127.0.0.10-19), 200 TCP
+	// connections each that never start TLS, redialled when cut. The
+	// listener holds at most 128 per address and 1024 in all; a connection
+	// it refuses is closed at once.
+	var flooding, cutAtOnce atomic.Int64
+	for src := 10; src < 20; src++ {
+		for range 200 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0." + strconv.Itoa(src))}, Timeout: 5 * time.Second}
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					conn, err := d.Dial("tcp", addr)
+					if err != nil {
+						time.Sleep(50 * time.Millisecond)
+						continue
+					}
+					flooding.Add(1)
+					opened := time.Now()
+					done := make(chan struct{})
+					go func() { _, _ = conn.Read(make([]byte, 1)); close(done) }()
+					select {
+					case <-stop:
+					case <-done:
+						if time.Since(opened) < time.Second {
+							cutAtOnce.Add(1)
+							time.Sleep(100 * time.Millisecond)
+						}
+					}
+					conn.Close()
+				}
+			}()
+		}
+	}
 	// The attack in full swing: every large slot's worth of bodies sent.
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		return sent.Load() >= 4*int64(webhook.MaxRequestBytes) && idle.Load() >= 200, nil
+		return sent.Load() >= 4*int64(webhook.MaxRequestBytes) && idle.Load() >= 200 && cutAtOnce.Load() >= 1000, nil
 	}); err != nil {
-		t.Fatalf("the attackers sent only %d bytes, with %d idle connections", sent.Load(), idle.Load())
+		t.Fatalf("the attackers sent only %d bytes, with %d idle connections; %d flood connections cut at once", sent.Load(), idle.Load(), cutAtOnce.Load())
 	}
 
 	mgr := &appsv1.Deployment{}
@@ -171,8 +216,8 @@ func TestWebhookBoundedAgainstItsCallers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("under 20 slow 3 MiB senders (%d MiB sent, %d connections cut) and 200 idle callers (%d connections): mgr create took %s; webhook peak RSS %d MiB (limit %d MiB, GOMEMLIMIT %s)",
-		sent.Load()>>20, refused.Load(), idle.Load(), took.Round(time.Millisecond), hwm>>10, limit>>20, gomemlimit)
+	t.Logf("under 20 slow 3 MiB senders (%d MiB sent, %d connections cut), 200 idle callers (%d connections) and a flood of 2000 (%d connections, %d cut at once): mgr create took %s; webhook peak RSS %d MiB (limit %d MiB, GOMEMLIMIT %s)",
+		sent.Load()>>20, refused.Load(), idle.Load(), flooding.Load(), cutAtOnce.Load(), took.Round(time.Millisecond), hwm>>10, limit>>20, gomemlimit)
 	if int64(hwm)<<10 >= limit {
 		t.Errorf("peak RSS %d KiB reached the Deployment's memory limit (%d bytes)", hwm, limit)
 	}
