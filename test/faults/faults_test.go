@@ -268,7 +268,7 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 	if err := lc.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-a"}, d); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"Secret/" + contract.KeyringSecretName("a"), "Service/" + contract.MetricsServiceName, "Service/" + contract.DashboardServiceName}
+	want := []string{"Secret/" + contract.KeyringSecretName("a"), "Secret/" + contract.ServerAddrKeyringSecretName("a"), "Service/" + contract.MetricsServiceName, "Service/" + contract.DashboardServiceName}
 	if got := owned(t, ns, d.UID); !slices.Equal(got, want) {
 		t.Errorf("objects owned by the mgr: %v; want %v", got, want)
 	}
