@@ -19,6 +19,10 @@
 #                           CERT_MANAGER_URL) or self-signed
 #   E2E_CEPH_IMAGE          the Ceph image of the mons and mgrs (default the
 #                           one in test/kind/ceph-mon.yaml and the example mgr)
+#   E2E_CONTROL_PLANE_CIDRS where the API server calls webhooks from,
+#                           comma-separated (the NetworkPolicy's; default:
+#                           the control-plane nodes' InternalIPs, or, with
+#                           none labelled, any address)
 #   E2E_GO_TEST_FLAGS       more go test flags (test/node: -tags node)
 #   E2E_CEPH_NAMESPACES, E2E_TEARDOWN_NAMESPACE
 #                           bring your own Ceph instead (e.g. Rook
@@ -111,7 +115,25 @@ VERSION=$TAG DIST=$work KUBECTL=$KUBECTL ./hack/release.sh >/dev/null
 # Deployments' CEPH_NAMESPACE, and every webhook and admission policy called
 # there (the rollout below restarts both Deployments).
 kubectl create namespace rook-ceph --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-kubectl apply --server-side -f "$work/install-$CERT_MODE.yaml"
+cidrs=${E2E_CONTROL_PLANE_CIDRS:-}
+if [ -z "$cidrs" ]; then
+  for ip in $(kubectl get nodes -l node-role.kubernetes.io/control-plane -o jsonpath='{.items[*].status.addresses[?(@.type=="InternalIP")].address}'); do
+    case $ip in *:*) cidrs+="${cidrs:+,}$ip/128" ;; *) cidrs+="${cidrs:+,}$ip/32" ;; esac
+  done
+  if [ -z "$cidrs" ]; then
+    log "no node labelled node-role.kubernetes.io/control-plane: the webhook port admits any address (E2E_CONTROL_PLANE_CIDRS to narrow it)"
+    cidrs=0.0.0.0/0
+  fi
+fi
+log "the webhook port admits $cidrs"
+sed "s#CONTROL-PLANE-CIDR#${cidrs%%,*}#" "$work/install-$CERT_MODE.yaml" | kubectl apply --server-side -f -
+rest=${cidrs#*,}
+if [ "$rest" != "$cidrs" ]; then
+  for cidr in ${rest//,/ }; do
+    kubectl -n mgr-webhook-system patch networkpolicy mgr-webhook --type=json \
+      -p "[{\"op\": \"add\", \"path\": \"/spec/ingress/0/from/-\", \"value\": {\"ipBlock\": {\"cidr\": \"$cidr\"}}}]" >/dev/null
+  done
+fi
 for ns in ${served//,/ }; do
   kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   for rb in mgr-bootstrap-ceph mgr-webhook-ceph; do

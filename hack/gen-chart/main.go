@@ -232,12 +232,13 @@ func run(kubectl, out string) error {
 	return os.WriteFile(out, []byte(b.String()), 0o644)
 }
 
-// namespacedParts are what make an overlay namespaced (to rook-ceph); the
-// chart renders the overlays without them and writes its own namespaced
-// form from cephNamespaces, for any number of namespaces.
-var namespacedParts = []string{"../../components/ceph-namespace", "../../follow-ceph-namespace"}
+// chartParts are the parts of an overlay the chart writes from its values:
+// what makes it namespaced (to rook-ceph), which the chart writes from
+// cephNamespaces for any number of namespaces, and the NetworkPolicies, which
+// it writes under networkPolicy.enabled (components, above).
+var chartParts = []string{"../../components/ceph-namespace", "../../follow-ceph-namespace", "../../components/network-policy"}
 
-// clusterWideCopy is overlay without namespacedParts: a copy of its
+// clusterWideCopy is overlay without chartParts: a copy of its
 // directory beside it (so its relative paths still resolve), with those
 // entries left out of its kustomization. The caller removes it.
 func clusterWideCopy(overlay string) (dir string, err error) {
@@ -265,7 +266,7 @@ func clusterWideCopy(overlay string) (dir string, err error) {
 	for _, key := range []string{"components", "transformers"} {
 		entries, _ := k[key].([]any)
 		kept := slices.DeleteFunc(entries, func(e any) bool {
-			if s, ok := e.(string); ok && slices.Contains(namespacedParts, s) {
+			if s, ok := e.(string); ok && slices.Contains(chartParts, s) {
 				found++
 				return true
 			}
@@ -277,8 +278,8 @@ func clusterWideCopy(overlay string) (dir string, err error) {
 			k[key] = kept
 		}
 	}
-	if found != len(namespacedParts) {
-		return "", fmt.Errorf("%s: lists %d of %v; the chart renders the overlay without them", overlay, found, namespacedParts)
+	if found != len(chartParts) {
+		return "", fmt.Errorf("%s: lists %d of %v; the chart renders the overlay without them", overlay, found, chartParts)
 	}
 	if data, err = yaml.Marshal(k); err != nil {
 		return "", err

@@ -26,8 +26,12 @@ the repository's README.
 
 ` + "```sh" + `
 helm install mgr-webhook oci://ghcr.io/rook-mgr/charts/mgr-webhook --version <version> \
-  --namespace mgr-webhook-system --create-namespace
+  --namespace mgr-webhook-system --create-namespace \
+  --set networkPolicy.controlPlaneCIDRs={<the CIDR your API server calls webhooks from>}
 ` + "```" + `
+
+The webhook port admits only those addresses (` + "`networkPolicy`" + `, below): the
+install fails without them.
 
 ` + "`helm uninstall`" + ` first runs the pre-delete hook Job ` + "`mgr-bootstrap-release`" + `: it
 stops the controller and removes its finalizer from every mgr Deployment, so

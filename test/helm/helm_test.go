@@ -59,12 +59,21 @@ func loadChart(t *testing.T) *chart.Chart {
 	return ch
 }
 
-// values parses a values document (YAML).
+// testControlPlaneCIDR is where the tests' control plane calls webhooks
+// from, which every install of the chart must say (networkPolicy).
+const testControlPlaneCIDR = "10.0.0.0/24"
+
+// values parses a values document (YAML). A document that says nothing of
+// networkPolicy gets the control plane's CIDR, as every install must give
+// it (the chart refuses to install without: TestChartRefusesAnUnsafeNamespaceChoice).
 func values(t *testing.T, doc string) map[string]any {
 	t.Helper()
 	v, err := chartutil.ReadValues([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, said := v["networkPolicy"]; !said {
+		v["networkPolicy"] = map[string]any{"controlPlaneCIDRs": []any{testControlPlaneCIDR}}
 	}
 	return v
 }
@@ -163,11 +172,14 @@ func TestChartTemplatesApply(t *testing.T) {
 	}{
 		"self-signed":  {"certificates: {mode: self-signed}", "resources: [../manifests/overlays/self-signed]"},
 		"cert-manager": {"certificates: {mode: cert-manager}", "resources: [../manifests/overlays/cert-manager]"},
-		"cert-manager with monitoring and network policies": {
-			"{certificates: {mode: cert-manager}, serviceMonitor: {enabled: true}, networkPolicy: {enabled: true}}",
-			"resources: [../manifests/overlays/cert-manager]\ncomponents: [../manifests/components/monitoring, ../manifests/components/network-policy]",
+		"cert-manager with monitoring": {
+			"{certificates: {mode: cert-manager}, serviceMonitor: {enabled: true}}",
+			"resources: [../manifests/overlays/cert-manager]\ncomponents: [../manifests/components/monitoring]",
 		},
 	}
+	// Both set the control plane's CIDR: the chart by value (values), kustomize
+	// by the README's patch.
+	cidrPatch := "patches:\n  - target: {kind: NetworkPolicy, name: mgr-webhook}\n    patch: '[{op: replace, path: /spec/ingress/0/from/0/ipBlock/cidr, value: " + testControlPlaneCIDR + "}]'\n"
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			manifest := template(t, "mgr-webhook-system", values(t, tc.values))
@@ -183,7 +195,7 @@ func TestChartTemplatesApply(t *testing.T) {
 			if n := strings.Count(string(out), "(server dry run)"); n != len(chartObjs) {
 				t.Errorf("%d of %d objects applied:\n%s", n, len(chartObjs), out)
 			}
-			dir, err := testenv.KustomizationInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" + tc.kustomized + "\n")
+			dir, err := testenv.KustomizationInCheckout("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" + tc.kustomized + "\n" + cidrPatch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,15 +400,16 @@ func TestREADMEHelmBlock(t *testing.T) {
 }
 
 // TestChartMonitoringValues: serviceMonitor.labels reach what a Prometheus
-// selects, prometheusServiceAccount is who may read /metrics, and with both
-// switches off none of the components' objects is rendered.
+// selects, prometheusServiceAccount is who may read /metrics, the webhook
+// port admits the control plane's CIDRs, and with both switches off none of
+// the components' objects is rendered.
 func TestChartMonitoringValues(t *testing.T) {
 	objs := objects(t, template(t, "mgr-webhook-system", values(t, `
 serviceMonitor:
   enabled: true
   labels: {release: kube-prometheus-stack}
   prometheusServiceAccount: {name: kps-prometheus, namespace: observability}
-networkPolicy: {enabled: true}
+networkPolicy: {controlPlaneCIDRs: [10.0.0.0/24, "fd00::/64"]}
 `)))
 	for _, key := range []string{"ServiceMonitor/mgr-webhook", "ServiceMonitor/mgr-bootstrap", "PrometheusRule/mgr-webhook"} {
 		if o := objs[key]; o == nil || o.GetLabels()["release"] != "kube-prometheus-stack" {
@@ -414,20 +427,12 @@ networkPolicy: {enabled: true}
 	if objs["NetworkPolicy/mgr-webhook"] == nil || objs["Service/mgr-bootstrap-metrics"] == nil {
 		t.Errorf("components' objects missing: %v", slices.Sorted(maps.Keys(objs)))
 	}
-	// Without control-plane CIDRs the webhook port admits any source; with
-	// them, only those.
-	from := func(objs map[string]*unstructured.Unstructured) any {
-		ingress, _, _ := unstructured.NestedSlice(objs["NetworkPolicy/mgr-webhook"].Object, "spec", "ingress")
-		return ingress[0].(map[string]any)["from"]
-	}
-	if f := from(objs); f != nil {
-		t.Errorf("webhook port peers %v without controlPlaneCIDRs; want none (any source)", f)
-	}
-	narrowed := objects(t, template(t, "mgr-webhook-system", values(t, `networkPolicy: {enabled: true, controlPlaneCIDRs: [10.0.0.0/24, "fd00::/64"]}`)))
-	if f := fmt.Sprint(from(narrowed)); f != "[map[ipBlock:map[cidr:10.0.0.0/24]] map[ipBlock:map[cidr:fd00::/64]]]" {
+	// The webhook port admits the control plane's CIDRs, and only them.
+	ingress, _, _ := unstructured.NestedSlice(objs["NetworkPolicy/mgr-webhook"].Object, "spec", "ingress")
+	if f := fmt.Sprint(ingress[0].(map[string]any)["from"]); f != "[map[ipBlock:map[cidr:10.0.0.0/24]] map[ipBlock:map[cidr:fd00::/64]]]" {
 		t.Errorf("webhook port peers %s; want the two CIDRs", f)
 	}
-	for key := range objects(t, template(t, "mgr-webhook-system", values(t, "{}"))) {
+	for key := range objects(t, template(t, "mgr-webhook-system", values(t, "networkPolicy: {enabled: false}"))) {
 		kind, _, _ := strings.Cut(key, "/")
 		if kind == "ServiceMonitor" || kind == "PrometheusRule" || kind == "NetworkPolicy" || key == "Service/mgr-bootstrap-metrics" {
 			t.Errorf("%s rendered with the components off", key)

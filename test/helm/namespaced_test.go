@@ -326,7 +326,9 @@ func TestChartCephNamespacesValue(t *testing.T) {
 // default; an empty cephNamespaces is refused unless allNamespaces says so
 // (a cluster-wide controller reads every Secret), both together are
 // refused, and so is the install's own namespace as a Ceph namespace (it
-// holds the webhook's CA key). Each refusal names the value and the fix.
+// holds the webhook's CA key); the NetworkPolicy is on by default, and an
+// install without the control plane's CIDRs is refused. Each refusal names
+// the value and the fix.
 func TestChartRefusesAnUnsafeNamespaceChoice(t *testing.T) {
 	def := documents(t, template(t, "mgr-webhook-system", values(t, "{}")))
 	var bound []string
@@ -344,6 +346,9 @@ func TestChartRefusesAnUnsafeNamespaceChoice(t *testing.T) {
 		{"mgr-webhook-system", "{allNamespaces: true}", "allNamespaces=true serves every namespace: set cephNamespaces to [] with it"},
 		{"mgr-webhook-system", "{cephNamespaces: [rook-ceph, mgr-webhook-system]}", "cephNamespaces lists mgr-webhook-system, the install's own namespace, which holds the webhook's CA key"},
 		{"default", "{namespaceOverride: ceph-admission, cephNamespaces: [ceph-admission]}", "cephNamespaces lists ceph-admission, the install's own namespace"},
+		// The NetworkPolicy ships on: an install must say where the control plane is.
+		{"mgr-webhook-system", "{networkPolicy: {}}", "networkPolicy.controlPlaneCIDRs is empty: list the CIDRs the API server calls the webhook from"},
+		{"mgr-webhook-system", "{networkPolicy: {enabled: true, controlPlaneCIDRs: []}}", "or set networkPolicy.enabled=false to install no NetworkPolicy"},
 	} {
 		t.Run(c.values, func(t *testing.T) {
 			_, err := helmchart.RenderChart(c.ns, values(t, c.values))

@@ -22,6 +22,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -107,23 +108,63 @@ func (o objects) keys() []string {
 	return ks
 }
 
-// TestOverlaysApplyToARealAPIServer: kubectl apply --dry-run=server of every
-// overlay succeeds (the API server validates every object and field).
+// TestOverlaysApplyToARealAPIServer: the README's kustomization (each
+// overlay with the control plane's CIDR set) applies in full with
+// kubectl apply --dry-run=server (the API server validates every object and
+// field), and so does the base. An overlay applied as it is, without a
+// CIDR, fails on NetworkPolicy mgr-webhook alone, naming its ipBlock.cidr
+// and the placeholder: the install-time error of an install that does not
+// say where its control plane is.
 func TestOverlaysApplyToARealAPIServer(t *testing.T) {
 	api, err := testenv.StartForInstalls("mgr-webhook-system")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer api.Stop()
+	apply := func(t *testing.T, path string) (string, error) {
+		out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "--dry-run=server", "-f", path).CombinedOutput()
+		return string(out), err
+	}
 	for _, overlay := range overlays {
 		t.Run(overlay, func(t *testing.T) {
 			path, objs := build(t, overlay)
-			out, err := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "--dry-run=server", "-f", path).CombinedOutput()
-			if err != nil {
-				t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
+			if overlay == "base" {
+				if out, err := apply(t, path); err != nil || strings.Count(out, "(server dry run)") != len(objs) {
+					t.Fatalf("kubectl apply --dry-run=server: %v, %d of %d objects:\n%s", err, strings.Count(out, "(server dry run)"), len(objs), out)
+				}
+				return
 			}
-			if n := strings.Count(string(out), "(server dry run)"); n != len(objs) {
+			out, err := apply(t, path)
+			if err == nil || !strings.Contains(out, `NetworkPolicy.networking.k8s.io "mgr-webhook" is invalid`) ||
+				!strings.Contains(out, "spec.ingress[0].from[0].ipBlock.cidr") || !strings.Contains(out, "CONTROL-PLANE-CIDR") {
+				t.Errorf("the overlay without a control-plane CIDR: %v, want NetworkPolicy mgr-webhook refused naming its ipBlock.cidr:\n%s", err, out)
+			}
+			if n := strings.Count(out, "(server dry run)"); n != len(objs)-1 {
+				t.Errorf("%d of %d objects applied without the CIDR, want all but the NetworkPolicy:\n%s", n, len(objs), out)
+			}
+
+			block, err := testenv.READMEKustomization("kustomize")
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := strings.ReplaceAll(block, "../manifests/overlays/self-signed", "../manifests/"+overlay)
+			dir, err := testenv.KustomizationInCheckout(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			path, objs = buildDir(t, dir)
+			out, err = apply(t, path)
+			if err != nil {
+				t.Fatalf("the README's kustomization on %s: kubectl apply --dry-run=server: %v\n%s", overlay, err, out)
+			}
+			if n := strings.Count(out, "(server dry run)"); n != len(objs) {
 				t.Errorf("%d of %d objects applied:\n%s", n, len(objs), out)
+			}
+			np := &networkingv1.NetworkPolicy{}
+			objs.get(t, "NetworkPolicy/mgr-webhook", np)
+			if from := np.Spec.Ingress[0].From; len(from) != 1 || from[0].IPBlock == nil || from[0].IPBlock.CIDR != "10.0.0.0/24" {
+				t.Errorf("the webhook port admits %+v, want the README's CIDR alone", from)
 			}
 		})
 	}

@@ -83,11 +83,14 @@ func TestReleaseManifestsCarryTheirVersion(t *testing.T) {
 	}
 }
 
-// TestREADMEInstallsApply runs the README's install commands (the release
-// YAML of each mode, rendered by make release for the README's version, and
-// kustomize from the checkout) with --dry-run=server against a real API
-// server. cert-manager's own release line is checked to name the version in
-// test/go.mod, whose CRDs the test installs in its place.
+// TestREADMEInstallsApply runs the README's release-YAML install commands
+// for each mode (rendered by make release for the README's version) with
+// --dry-run=server against a real API server: a `kubectl apply` line as it
+// is, and a pipeline `curl -sL <release URL> | sed ... | kubectl apply -f -`
+// with curl reading the rendered file and sed the real one. cert-manager's
+// own release line is checked to name the version in test/go.mod, whose CRDs
+// the test installs in its place. (The kustomize blocks:
+// TestOverlaysApplyToARealAPIServer.)
 func TestREADMEInstallsApply(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -106,7 +109,18 @@ func TestREADMEInstallsApply(t *testing.T) {
 	defer api.Stop()
 	dists := map[string]string{} // version -> rendered release, for the whole test
 	top := t
-	for _, name := range []string{"release-self-signed", "release-cert-manager", "kustomize"} {
+	// local maps a release URL to its rendered file.
+	local := func(url string) (string, bool) {
+		m := releaseURL.FindStringSubmatch(url)
+		if m == nil {
+			return "", false
+		}
+		if dists[m[1]] == "" {
+			dists[m[1]] = release(top, m[1])
+		}
+		return filepath.Join(dists[m[1]], m[2]), true
+	}
+	for _, name := range []string{"release-self-signed", "release-cert-manager"} {
 		t.Run(name, func(t *testing.T) {
 			block, err := testenv.READMEBlock(name)
 			if err != nil {
@@ -114,40 +128,62 @@ func TestREADMEInstallsApply(t *testing.T) {
 			}
 			ran := 0
 			for _, line := range strings.Split(block, "\n") {
-				line, _, _ = strings.Cut(line, "#")
-				args := strings.Fields(line)
-				if len(args) == 0 {
+				if strings.HasPrefix(strings.TrimSpace(line), "#") || strings.TrimSpace(line) == "" {
 					continue
 				}
-				if args[0] != "kubectl" || args[1] != "apply" {
-					t.Fatalf("README %s: %q is not a kubectl apply", name, line)
+				stages := strings.Split(line, " | ")
+				var stdin []byte
+				for i, stage := range stages[:len(stages)-1] {
+					args := shellWords(t, stage)
+					switch {
+					case i == 0 && len(args) == 3 && args[0] == "curl" && args[1] == "-sL":
+						file, ok := local(args[2])
+						if !ok {
+							t.Fatalf("README %s: curl of %s, not a release file", name, args[2])
+						}
+						if stdin, err = os.ReadFile(file); err != nil {
+							t.Fatal(err)
+						}
+					case i > 0 && args[0] == "sed":
+						cmd := exec.Command("sed", args[1:]...)
+						cmd.Stdin = strings.NewReader(string(stdin))
+						if stdin, err = cmd.Output(); err != nil {
+							t.Fatalf("%s: %v", stage, err)
+						}
+					default:
+						t.Fatalf("README %s: %q is not understood by this test", name, stage)
+					}
 				}
+				args := shellWords(t, stages[len(stages)-1])
+				if len(args) < 2 || args[0] != "kubectl" || args[1] != "apply" {
+					t.Fatalf("README %s: %q does not end in a kubectl apply", name, line)
+				}
+				skip := false
 				for i, a := range args {
 					if m := certManagerURL.FindStringSubmatch(a); m != nil {
 						if m[1] != cmVersion {
 							t.Errorf("README installs cert-manager %s, the tests use %s (test/go.mod)", m[1], cmVersion)
 						}
-						args = nil // its CRDs are installed above
-						break
+						skip = true // its CRDs are installed above
 					}
-					if m := releaseURL.FindStringSubmatch(a); m != nil {
-						if dists[m[1]] == "" {
-							dists[m[1]] = release(top, m[1])
-						}
-						args[i] = filepath.Join(dists[m[1]], m[2])
+					if file, ok := local(a); ok {
+						args[i] = file
 					}
 				}
-				if args == nil {
+				if skip {
 					continue
 				}
 				cmd := exec.Command(api.Kubectl, append(append(args[1:], "--dry-run=server"), "--kubeconfig", api.Kubeconfig)...)
-				cmd.Dir = root
+				cmd.Dir, cmd.Stdin = root, strings.NewReader(string(stdin))
 				out, err := cmd.CombinedOutput()
 				if err != nil {
 					t.Fatalf("%s: %v\n%s", line, err, out)
 				}
 				if n := strings.Count(string(out), "(server dry run)"); n < 20 {
 					t.Errorf("%s: %d objects applied:\n%s", line, n, out)
+				}
+				if !strings.Contains(string(out), "networkpolicy.networking.k8s.io/mgr-webhook") {
+					t.Errorf("%s: NetworkPolicy mgr-webhook not applied:\n%s", line, out)
 				}
 				ran++
 			}
@@ -158,31 +194,41 @@ func TestREADMEInstallsApply(t *testing.T) {
 	}
 }
 
-// TestReleaseManifestsPinDigests: with the digests the release workflow
-// pushed, each image is named by tag and digest (what runs is what was
-// signed); a digest that is not one is refused.
-func TestReleaseManifestsPinDigests(t *testing.T) {
-	const version = "v0.7.3"
-	wd, bd := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64)
-	dist := release(t, version, "WEBHOOK_DIGEST="+wd, "BOOTSTRAP_DIGEST="+bd)
-	data, err := os.ReadFile(filepath.Join(dist, "install-self-signed.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"image: ghcr.io/rook-mgr/mgr-webhook:" + version + "@" + wd, "image: ghcr.io/rook-mgr/mgr-bootstrap:" + version + "@" + bd} {
-		if !strings.Contains(string(data), want) {
-			t.Errorf("install-self-signed.yaml lacks %q", want)
+// shellWords splits a command line as sh does for what the README's blocks
+// use: blanks, and single-quoted words.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range line {
+		switch {
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case r == '"' || r == '$' || r == '`' || r == '\\':
+			t.Fatalf("%q: this test reads plain and single-quoted words only", line)
+		default:
+			cur.WriteRune(r)
+			inWord = true
 		}
 	}
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
+	if quoted {
+		t.Fatalf("%q: an unclosed quote", line)
 	}
-	cmd := exec.Command(filepath.Join(root, "hack", "release.sh"))
-	cmd.Env = append(os.Environ(), "VERSION="+version, "DIST="+t.TempDir(), "WEBHOOK_DIGEST=latest")
-	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "is not sha256:<64 hex>") {
-		t.Errorf("a digest that is none: %v\n%s", err, out)
+	if inWord {
+		words = append(words, cur.String())
 	}
+	return words
 }
 
 // TestChangelogHasTheREADMEVersion: the version the README installs has its
