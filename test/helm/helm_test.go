@@ -59,10 +59,6 @@ func loadChart(t *testing.T) *chart.Chart {
 	return ch
 }
 
-// testControlPlaneCIDR is where the tests' control plane calls webhooks
-// from, which every install of the chart must say (networkPolicy).
-const testControlPlaneCIDR = "10.0.0.0/24"
-
 // values parses a values document (YAML). A document that says nothing of
 // networkPolicy gets the control plane's CIDR, as every install must give
 // it (the chart refuses to install without: TestChartRefusesAnUnsafeNamespaceChoice).
@@ -72,10 +68,7 @@ func values(t *testing.T, doc string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, said := v["networkPolicy"]; !said {
-		v["networkPolicy"] = map[string]any{"controlPlaneCIDRs": []any{testControlPlaneCIDR}}
-	}
-	return v
+	return helmchart.WithControlPlane(v)
 }
 
 // template renders the chart as `helm template` does.
@@ -179,7 +172,7 @@ func TestChartTemplatesApply(t *testing.T) {
 	}
 	// Both set the control plane's CIDR: the chart by value (values), kustomize
 	// by the README's patch.
-	cidrPatch := "patches:\n  - target: {kind: NetworkPolicy, name: mgr-webhook}\n    patch: '[{op: replace, path: /spec/ingress/0/from/0/ipBlock/cidr, value: " + testControlPlaneCIDR + "}]'\n"
+	cidrPatch := "patches:\n  - target: {kind: NetworkPolicy, name: mgr-webhook}\n    patch: |-\n      - {op: replace, path: /spec/ingress/0/from/0/ipBlock/cidr, value: " + helmchart.ControlPlaneCIDR + "}\n"
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			manifest := template(t, "mgr-webhook-system", values(t, tc.values))

@@ -174,8 +174,7 @@ func chartInstalls() ([]install, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Every install says where its control plane calls webhooks from.
-		vals["networkPolicy"] = map[string]any{"controlPlaneCIDRs": []any{"10.0.0.0/24"}}
+		vals = helmchart.WithControlPlane(vals) // every install says where its control plane is
 		all = append(all, install{name: c.name, ns: c.ns, selfSigned: c.selfSigned, monitoring: c.monitoring, cephNamespaces: c.cephNamespaces,
 			build: func() ([]*unstructured.Unstructured, error) {
 				manifest, err := helmchart.RenderChart(c.ns, vals)

@@ -135,7 +135,7 @@ func TestOverlaysApplyToARealAPIServer(t *testing.T) {
 				return
 			}
 			out, err := apply(t, path)
-			if err == nil || !strings.Contains(out, `NetworkPolicy.networking.k8s.io "mgr-webhook" is invalid`) ||
+			if err == nil || !strings.Contains(out, `The NetworkPolicy "mgr-webhook" is invalid`) ||
 				!strings.Contains(out, "spec.ingress[0].from[0].ipBlock.cidr") || !strings.Contains(out, "CONTROL-PLANE-CIDR") {
 				t.Errorf("the overlay without a control-plane CIDR: %v, want NetworkPolicy mgr-webhook refused naming its ipBlock.cidr:\n%s", err, out)
 			}

@@ -72,6 +72,7 @@ func ChartInCheckout(ns, valuesDoc string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	vals = WithControlPlane(vals)
 	manifest, err := RenderChart(ns, vals)
 	if err != nil {
 		return "", err
@@ -85,6 +86,20 @@ func ChartInCheckout(ns, valuesDoc string) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// ControlPlaneCIDR is where the tests' control plane calls webhooks from, as
+// every install of the chart must say (networkPolicy.controlPlaneCIDRs).
+const ControlPlaneCIDR = "10.0.0.0/24"
+
+// WithControlPlane gives vals the control plane's CIDR unless they say
+// something of networkPolicy themselves: the chart refuses to install
+// without it.
+func WithControlPlane(vals map[string]any) map[string]any {
+	if _, said := vals["networkPolicy"]; !said {
+		vals["networkPolicy"] = map[string]any{"controlPlaneCIDRs": []any{ControlPlaneCIDR}}
+	}
+	return vals
 }
 
 // KubernetesVersion is the version the kube-apiserver under test reports
