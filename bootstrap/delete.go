@@ -99,10 +99,10 @@ func (r *Reconciler) letGoUnverified(ctx context.Context, d *appsv1.Deployment, 
 	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 		return nil
 	}
-	entity := "mgr." + id
+	entity, serverAddr := "mgr."+id, contract.ServerAddrEntity(id)
 	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandoned, "Delete",
-		"gave up removing cephx key %s after %s: the controller cannot load Secret %s to tell whether the key is its own (see its log); remove it by hand if nothing uses it: ceph auth rm %s",
-		entity, r.FinalizerTimeout, StatusKeySecretName, entity)
+		"gave up removing cephx keys %s and %s (if it exists) after %s: the controller cannot load Secret %s to tell whether they are its own (see its log); remove them by hand if nothing uses them: ceph auth rm %s; ceph auth rm %s",
+		entity, serverAddr, r.FinalizerTimeout, StatusKeySecretName, entity, serverAddr)
 	return r.removeFinalizer(ctx, d)
 }
 

@@ -33,14 +33,16 @@ type cephxKey struct {
 	own   *bool
 }
 
-// keys are the cephx keys of the mgr in s: its own (mgr.<id>, Rook's) and,
-// when its pod template mounts that key's Secret, the key of its server_addr
-// init containers, which may set the mgr's two server_addr options and
-// nothing else (contract.ServerAddrCaps).
+// keys are the cephx keys of the mgr in s: its own (mgr.<id>, Rook's) and
+// the key of its server_addr init containers, which may set the mgr's two
+// server_addr options and nothing else (contract.ServerAddrCaps), when both
+// the policy runs those containers (an editor's volume alone makes no key)
+// and the pod template mounts that key's Secret (a mgr completed without
+// them needs none).
 func (r *Reconciler) keys(s *scope) []cephxKey {
 	keys := []cephxKey{{entity: "mgr." + s.id, secret: contract.KeyringSecretName(s.id), caps: r.Caps, fileCaps: r.Caps,
 		owned: s.prev.KeyOwned, own: &s.next.KeyOwned}}
-	if mountsSecret(s.d, contract.ServerAddrKeyringSecretName(s.id)) {
+	if r.serverAddrInit() && mountsSecret(s.d, contract.ServerAddrKeyringSecretName(s.id)) {
 		keys = append(keys, cephxKey{entity: contract.ServerAddrEntity(s.id), secret: contract.ServerAddrKeyringSecretName(s.id),
 			caps: contract.ServerAddrCaps(s.id), owned: s.prev.ServerAddrKeyOwned, own: &s.next.ServerAddrKeyOwned})
 	}

@@ -24,6 +24,8 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 // keyStore is a Ceph of one auth database: entity -> caps.
@@ -205,18 +207,23 @@ func TestKeyringSecret(t *testing.T) {
 // TestServerAddrKey: a mgr whose pod mounts the server_addr init containers'
 // keyring Secret gets that key, with caps for its own two server_addr
 // options only, under the same ownership rules as its mgr key; a mgr that
-// does not mount it gets no such key.
+// does not mount it gets no such key, nor one that mounts it where the
+// policy runs no such init containers (an editor's volume steers no ceph write).
 func TestServerAddrKey(t *testing.T) {
 	entity, secretName := contract.ServerAddrEntity("a"), contract.ServerAddrKeyringSecretName("a")
 	wantCaps := strings.Join(contract.ServerAddrCaps("a"), " ")
+	off := mutate.DefaultPolicy()
+	off.ServerAddrInitContainers.Enabled = ptrTo(false)
 	for name, tc := range map[string]struct {
 		mounts    bool
+		policyOff bool   // the policy runs no server_addr init containers
 		existing  string // caps of the server_addr key before; "" for none
 		owned     bool
 		wantErr   error
 		wantOwned bool
 	}{
 		"mounted, no key: created":        {mounts: true, wantOwned: true},
+		"mounted, the policy's off":       {mounts: true, policyOff: true},
 		"mounted, someone else's key":     {mounts: true, existing: "mon allow *", wantErr: errKeyNotOurs},
 		"mounted, ours with other caps":   {mounts: true, existing: "mon allow *", owned: true, wantOwned: true},
 		"not mounted: no key, no Secret":  {},
@@ -233,6 +240,9 @@ func TestServerAddrKey(t *testing.T) {
 			}
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
 			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: events.NewFakeRecorder(8), Options: Options{Caps: contract.DefaultCaps}}
+			if tc.policyOff {
+				r.Policy = policy.Static(off)
+			}
 			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: Status{ServerAddrKeyOwned: tc.owned}}
 			s.next = s.prev
 			err := r.ensureKeyring(context.Background(), s)
@@ -244,7 +254,7 @@ func TestServerAddrKey(t *testing.T) {
 			}
 			sec := &corev1.Secret{}
 			serr := cl.Get(context.Background(), client.ObjectKey{Namespace: "rook-ceph", Name: secretName}, sec)
-			if !tc.mounts || tc.wantErr != nil {
+			if !tc.mounts || tc.policyOff || tc.wantErr != nil {
 				if !apierrors.IsNotFound(serr) {
 					t.Errorf("Secret %s made: %v", secretName, serr)
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
@@ -128,6 +129,16 @@ func (o Options) InForce() (modules, choices, adopt []string) {
 		adopt = p.AdoptExistingKeys
 	}
 	return modules, choices, adopt
+}
+
+// serverAddrInit reports whether the policy in force runs the mgrs'
+// server_addr init containers: only then does a mgr get their key.
+func (o Options) serverAddrInit() bool {
+	p := mutate.DefaultPolicy()
+	if o.Policy != nil {
+		p = o.Policy.Current()
+	}
+	return p.ServerAddrInitContainers.Enabled == nil || *p.ServerAddrInitContainers.Enabled
 }
 
 // adopts reports whether existing keys of namespace ns may be adopted.

@@ -4,8 +4,6 @@
 package webhook
 
 import (
-	"errors"
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -19,6 +17,10 @@ type limiterRig struct {
 	l        *connLimiter
 	accepted chan net.Conn
 }
+
+// hangGuard bounds a wait for something that must happen; reaching it is a
+// failure, never a verdict.
+const hangGuard = time.Minute
 
 func newLimiterRig(t *testing.T, perSource, total int) *limiterRig {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -39,15 +41,17 @@ func newLimiterRig(t *testing.T, perSource, total int) *limiterRig {
 	return r
 }
 
-// dial connects from source and reports whether the listener kept the
-// connection (an accepted one stays open; a cut one reads EOF at once),
-// with the server's side of it when it did.
-func (r *limiterRig) dial(source string) (net.Conn, bool) {
-	c, server := r.dialServer(source)
-	return c, server != nil
+// client is a dialled connection whose closing by the server is seen:
+// closed is closed once a read fails.
+type client struct {
+	net.Conn
+	closed chan struct{}
 }
 
-func (r *limiterRig) dialServer(source string) (client, server net.Conn) {
+// dial connects from source and returns the connection and, when the
+// listener let it in, the server's side of it. Each connection ends one of
+// two ways, both waited for: the listener hands it on, or closes it.
+func (r *limiterRig) dial(source string) (*client, net.Conn) {
 	r.t.Helper()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}}
 	c, err := d.Dial("tcp", r.l.Addr().String())
@@ -55,24 +59,42 @@ func (r *limiterRig) dialServer(source string) (client, server net.Conn) {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { _ = c.Close() })
+	cl := &client{Conn: c, closed: make(chan struct{})}
+	go func() { _, _ = c.Read(make([]byte, 1)); close(cl.closed) }()
 	select {
 	case s := <-r.accepted:
-		return c, s
-	case <-time.After(2 * time.Second):
-		return c, nil
+		return cl, s
+	case <-cl.closed:
+		return cl, nil
+	case <-time.After(hangGuard):
+		r.t.Fatalf("a connection from %s was neither handed on nor closed", source)
+		return nil, nil
 	}
 }
 
-// cut reports whether the server closed c.
-func cut(c net.Conn) bool {
-	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-	_, err := c.Read(make([]byte, 1))
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isReset(err)
+// waitCut waits until the server closes c.
+func waitCut(t *testing.T, c *client) {
+	t.Helper()
+	select {
+	case <-c.closed:
+	case <-time.After(hangGuard):
+		t.Fatal("the connection was never closed")
+	}
 }
 
-func isReset(err error) bool {
-	var ne *net.OpError
-	return errors.As(err, &ne) && !ne.Timeout()
+// held reports whether the listener still counts server connection s.
+func (r *limiterRig) held(s net.Conn) bool {
+	lc := s.(*limitedConn)
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	return !lc.dropped
+}
+
+// open is how many connections the listener counts.
+func (r *limiterRig) open() int {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	return r.l.open
 }
 
 // TestConnLimiterPerSource: one address holds at most perSource connections;
@@ -82,42 +104,26 @@ func TestConnLimiterPerSource(t *testing.T) {
 	r := newLimiterRig(t, 3, 100)
 	var held []net.Conn // the server's sides
 	for i := range 3 {
-		_, s := r.dialServer("127.0.0.2")
+		_, s := r.dial("127.0.0.2")
 		if s == nil {
 			t.Fatalf("connection %d of 127.0.0.2 refused under its cap", i+1)
 		}
 		held = append(held, s)
 	}
-	over, ok := r.dial("127.0.0.2")
-	if ok || !cut(over) {
-		t.Fatalf("a 4th connection of 127.0.0.2 kept (accepted %v): the cap is 3", ok)
+	if _, s := r.dial("127.0.0.2"); s != nil {
+		t.Fatal("a 4th connection of 127.0.0.2 let in: the cap is 3")
 	}
-	if _, ok := r.dial("127.0.0.3"); !ok {
+	if _, s := r.dial("127.0.0.3"); s == nil {
 		t.Fatal("another address refused while 127.0.0.2 is at its cap")
 	}
 	// The server closes one of 127.0.0.2's: its place is free again.
 	held[0].Close()
-	if err := waitOpen(r.l, 3); err != nil { // two of 127.0.0.2, one of 127.0.0.3
-		t.Fatal(err)
+	if n := r.open(); n != 3 { // two of 127.0.0.2, one of 127.0.0.3
+		t.Fatalf("%d connections counted after one closed, want 3", n)
 	}
-	if _, ok := r.dial("127.0.0.2"); !ok {
+	if _, s := r.dial("127.0.0.2"); s == nil {
 		t.Fatal("127.0.0.2 refused after one of its connections closed")
 	}
-}
-
-// waitOpen waits until the listener counts n open connections.
-func waitOpen(l *connLimiter, n int) error {
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		l.mu.Lock()
-		open := l.open
-		l.mu.Unlock()
-		if open == n {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return errors.New("open connections never reached the expected count")
 }
 
 // TestConnLimiterFullEvictsTheLargest: with every connection taken, a caller
@@ -126,36 +132,29 @@ func waitOpen(l *connLimiter, n int) error {
 // However many connections callers open, the API server's address gets in.
 func TestConnLimiterFullEvictsTheLargest(t *testing.T) {
 	r := newLimiterRig(t, 10, 4)
-	var flood []net.Conn
+	var flood []*client
+	var floodServer []net.Conn
 	for i := range 4 {
-		c, ok := r.dial("127.0.0.2")
-		if !ok {
+		c, s := r.dial("127.0.0.2")
+		if s == nil {
 			t.Fatalf("connection %d refused under the caps", i+1)
 		}
-		flood = append(flood, c)
+		flood, floodServer = append(flood, c), append(floodServer, s)
 	}
-	if _, ok := r.dial("127.0.0.1"); !ok {
+	if _, s := r.dial("127.0.0.1"); s == nil {
 		t.Fatal("the API server's address refused while another holds every connection")
 	}
-	if !cut(flood[0]) {
-		t.Error("the flood's oldest connection was not closed to let the API server in")
-	}
-	for _, c := range flood[1:] {
-		_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		if _, err := c.Read(make([]byte, 1)); !isTimeout(err) {
-			t.Errorf("a newer flood connection was closed too: %v", err)
+	waitCut(t, flood[0]) // the flood's oldest, closed to let the API server in
+	for i, s := range floodServer[1:] {
+		if !r.held(s) {
+			t.Errorf("flood connection %d was let go too: only the oldest goes", i+2)
 		}
 	}
 	// 127.0.0.2 now holds 3, 127.0.0.1 one: a new one of 127.0.0.2 waits.
-	if c, ok := r.dial("127.0.0.2"); ok || !cut(c) {
-		t.Errorf("the largest holder got another connection while all are taken (accepted %v)", ok)
+	if _, s := r.dial("127.0.0.2"); s != nil {
+		t.Error("the largest holder got another connection while all are taken")
 	}
-	if got := waitOpen(r.l, 4); got != nil {
-		t.Errorf("open connections: %v, want the total of 4", got)
+	if n := r.open(); n != 4 {
+		t.Errorf("%d connections counted, want the total of 4", n)
 	}
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }

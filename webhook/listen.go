@@ -33,6 +33,11 @@ type server struct {
 	started atomic.Bool
 }
 
+// ReadHeaderTimeout cuts a caller that has not finished its TLS handshake
+// and headers by then (controller-runtime's setting): how long an idle
+// connection the caps let in holds its place.
+const ReadHeaderTimeout = 32 * time.Second
+
 // Start serves until ctx ends, then drains for up to a minute.
 func (s *server) Start(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("webhook-server")
@@ -57,13 +62,12 @@ func (s *server) Start(ctx context.Context) error {
 	ln = tls.NewListener(newConnLimiter(ln, s.o.MaxConnsPerSource, s.o.MaxConns), cfg)
 	log.Info("Serving webhook server", "host", s.o.Host, "port", s.o.Port,
 		"maxConnsPerSource", s.o.MaxConnsPerSource, "maxConns", s.o.MaxConns)
-	// controller-runtime's settings (internal/httpserver): an idle or slow
-	// caller's headers are cut after 32 s.
+	// controller-runtime's settings (internal/httpserver).
 	srv := &http.Server{
 		Handler:           s.WebhookMux(),
 		MaxHeaderBytes:    1 << 20,
 		IdleTimeout:       90 * time.Second,
-		ReadHeaderTimeout: 32 * time.Second,
+		ReadHeaderTimeout: ReadHeaderTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	drained := make(chan struct{})

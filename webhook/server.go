@@ -161,11 +161,11 @@ func NewServer(o ServerOptions) (ctrlwebhook.Server, error) {
 	if o.ClientCAFile != "" {
 		pem, err := os.ReadFile(o.ClientCAFile)
 		if err != nil {
-			return nil, fmt.Errorf("client CA: %w", err)
+			return nil, fmt.Errorf("--client-ca-file: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("client CA %s holds no PEM certificate", o.ClientCAFile)
+			return nil, fmt.Errorf("--client-ca-file %s holds no PEM certificate", o.ClientCAFile)
 		}
 		opts = append(opts, func(c *tls.Config) {
 			c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
@@ -178,7 +178,7 @@ func NewServer(o ServerOptions) (ctrlwebhook.Server, error) {
 		o.MaxConns = DefaultMaxConns
 	}
 	if o.MaxConnsPerSource < 0 || o.MaxConns < o.MaxConnsPerSource {
-		return nil, fmt.Errorf("connection caps: %d per source and %d in all; want 0 < per source <= in all", o.MaxConnsPerSource, o.MaxConns)
+		return nil, fmt.Errorf("--max-connections-per-source=%d, --max-connections=%d: want 0 < per source <= in all", o.MaxConnsPerSource, o.MaxConns)
 	}
 	if o.Port == 0 {
 		o.Port = ctrlwebhook.DefaultPort

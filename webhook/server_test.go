@@ -62,3 +62,21 @@ func TestNewServerClientCA(t *testing.T) {
 		t.Errorf("NewServer without a client CA: %v", err)
 	}
 }
+
+// TestNewServerConnectionCaps: caps that cannot hold (a negative one, or a
+// per-source cap over the total) stop the server from being built, naming
+// both flags; 0 takes the defaults.
+func TestNewServerConnectionCaps(t *testing.T) {
+	for _, o := range []ServerOptions{{MaxConnsPerSource: -1}, {MaxConnsPerSource: 200, MaxConns: 100}, {MaxConns: DefaultMaxConnsPerSource - 1}} {
+		if _, err := NewServer(o); err == nil || !strings.Contains(err.Error(), "--max-connections-per-source") || !strings.Contains(err.Error(), "--max-connections=") {
+			t.Errorf("NewServer(%+v): %v; want an error naming both flags", o, err)
+		}
+	}
+	srv, err := NewServer(ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := srv.(*server); s.o.MaxConnsPerSource != DefaultMaxConnsPerSource || s.o.MaxConns != DefaultMaxConns {
+		t.Errorf("caps %d and %d, want the defaults", s.o.MaxConnsPerSource, s.o.MaxConns)
+	}
+}

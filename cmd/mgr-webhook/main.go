@@ -124,7 +124,7 @@ func run(o options) error {
 	server, err := webhook.NewServer(webhook.ServerOptions{Host: o.host, Port: o.port, CertDir: o.certDir, EnableHTTP2: o.enableHTTP2, ClientCAFile: o.clientCAFile,
 		MaxConnsPerSource: o.maxConnsPerSource, MaxConns: o.maxConns})
 	if err != nil {
-		return fmt.Errorf("--client-ca-file: %w", err)
+		return fmt.Errorf("webhook server: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,

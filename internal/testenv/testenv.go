@@ -315,6 +315,14 @@ func ServiceAccountUser(namespace, name string) string {
 // (components/ceph-namespace, the chart's cephNamespaces).
 const DefaultCephNamespace = "rook-ceph"
 
+// ControlPlaneCIDRPlaceholder stands for the control plane's CIDR in the
+// shipped NetworkPolicy (components/network-policy) until an install sets
+// it; ControlPlaneCIDR is the tests' (the README's example).
+const (
+	ControlPlaneCIDRPlaceholder = "CONTROL-PLANE-CIDR"
+	ControlPlaneCIDR            = "10.0.0.0/24"
+)
+
 // ApplyRBAC creates the Namespace, ServiceAccounts, RBAC objects and the
 // confinement ValidatingAdmissionPolicies of a kustomization (not its
 // workloads or webhook configurations), as `kubectl apply -k` would, and

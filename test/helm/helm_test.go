@@ -172,7 +172,7 @@ func TestChartTemplatesApply(t *testing.T) {
 	}
 	// Both set the control plane's CIDR: the chart by value (values), kustomize
 	// by the README's patch.
-	cidrPatch := "patches:\n  - target: {kind: NetworkPolicy, name: mgr-webhook}\n    patch: |-\n      - {op: replace, path: /spec/ingress/0/from/0/ipBlock/cidr, value: " + helmchart.ControlPlaneCIDR + "}\n"
+	cidrPatch := "patches:\n  - target: {kind: NetworkPolicy, name: mgr-webhook}\n    patch: |-\n      - {op: replace, path: /spec/ingress/0/from/0/ipBlock/cidr, value: " + testenv.ControlPlaneCIDR + "}\n"
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			manifest := template(t, "mgr-webhook-system", values(t, tc.values))

@@ -136,7 +136,7 @@ func TestOverlaysApplyToARealAPIServer(t *testing.T) {
 			}
 			out, err := apply(t, path)
 			if err == nil || !strings.Contains(out, `The NetworkPolicy "mgr-webhook" is invalid`) ||
-				!strings.Contains(out, "spec.ingress[0].from[0].ipBlock.cidr") || !strings.Contains(out, "CONTROL-PLANE-CIDR") {
+				!strings.Contains(out, "spec.ingress[0].from[0].ipBlock.cidr") || !strings.Contains(out, testenv.ControlPlaneCIDRPlaceholder) {
 				t.Errorf("the overlay without a control-plane CIDR: %v, want NetworkPolicy mgr-webhook refused naming its ipBlock.cidr:\n%s", err, out)
 			}
 			if n := strings.Count(out, "(server dry run)"); n != len(objs)-1 {
@@ -163,7 +163,7 @@ func TestOverlaysApplyToARealAPIServer(t *testing.T) {
 			}
 			np := &networkingv1.NetworkPolicy{}
 			objs.get(t, "NetworkPolicy/mgr-webhook", np)
-			if from := np.Spec.Ingress[0].From; len(from) != 1 || from[0].IPBlock == nil || from[0].IPBlock.CIDR != "10.0.0.0/24" {
+			if from := np.Spec.Ingress[0].From; len(from) != 1 || from[0].IPBlock == nil || from[0].IPBlock.CIDR != testenv.ControlPlaneCIDR {
 				t.Errorf("the webhook port admits %+v, want the README's CIDR alone", from)
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/distribution/reference"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"mvdan.cc/sh/v3/shell"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -194,39 +195,13 @@ func TestREADMEInstallsApply(t *testing.T) {
 	}
 }
 
-// shellWords splits a command line as sh does for what the README's blocks
-// use: blanks, and single-quoted words.
+// shellWords splits a command line into words as sh does (quotes removed),
+// with an empty environment.
 func shellWords(t *testing.T, line string) []string {
 	t.Helper()
-	var words []string
-	var cur strings.Builder
-	inWord, quoted := false, false
-	for _, r := range line {
-		switch {
-		case quoted && r == '\'':
-			quoted = false
-		case quoted:
-			cur.WriteRune(r)
-		case r == '\'':
-			quoted, inWord = true, true
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case r == '"' || r == '$' || r == '`' || r == '\\':
-			t.Fatalf("%q: this test reads plain and single-quoted words only", line)
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quoted {
-		t.Fatalf("%q: an unclosed quote", line)
-	}
-	if inWord {
-		words = append(words, cur.String())
+	words, err := shell.Fields(line, nil)
+	if err != nil {
+		t.Fatalf("%q: %v", line, err)
 	}
 	return words
 }

@@ -141,7 +141,7 @@ func build(t *testing.T, ctx context.Context, tree, name, version string) *relea
 	}
 	// The control plane's CIDR, as the README's install sets it (a release
 	// with the NetworkPolicy holds a placeholder the API server refuses).
-	data = []byte(strings.ReplaceAll(string(data), "CONTROL-PLANE-CIDR", "10.0.0.0/24"))
+	data = []byte(strings.ReplaceAll(string(data), testenv.ControlPlaneCIDRPlaceholder, testenv.ControlPlaneCIDR))
 	var kept []string
 	for _, doc := range strings.Split(string(data), "\n---\n") {
 		u := &unstructured.Unstructured{}
@@ -261,7 +261,7 @@ var installs = map[string]func(c *cluster, r *release, upgrade bool) components{
 		}
 		// The control plane's CIDR, which the chart requires from the release
 		// that ships the NetworkPolicy on (and the earlier one accepts).
-		vals, err := chartutil.ReadValues([]byte("webhook: {nodeSelector: {mgr-webhook.test/node: none}}\nbootstrap: {nodeSelector: {mgr-webhook.test/node: none}}\nnetworkPolicy: {controlPlaneCIDRs: [10.0.0.0/24]}\n"))
+		vals, err := chartutil.ReadValues([]byte("webhook: {nodeSelector: {mgr-webhook.test/node: none}}\nbootstrap: {nodeSelector: {mgr-webhook.test/node: none}}\nnetworkPolicy: {controlPlaneCIDRs: [" + testenv.ControlPlaneCIDR + "]}\n"))
 		if err != nil {
 			c.t.Fatal(err)
 		}

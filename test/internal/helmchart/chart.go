@@ -88,16 +88,12 @@ func ChartInCheckout(ns, valuesDoc string) (string, error) {
 	return dir, nil
 }
 
-// ControlPlaneCIDR is where the tests' control plane calls webhooks from, as
-// every install of the chart must say (networkPolicy.controlPlaneCIDRs).
-const ControlPlaneCIDR = "10.0.0.0/24"
-
 // WithControlPlane gives vals the control plane's CIDR unless they say
 // something of networkPolicy themselves: the chart refuses to install
 // without it.
 func WithControlPlane(vals map[string]any) map[string]any {
 	if _, said := vals["networkPolicy"]; !said {
-		vals["networkPolicy"] = map[string]any{"controlPlaneCIDRs": []any{ControlPlaneCIDR}}
+		vals["networkPolicy"] = map[string]any{"controlPlaneCIDRs": []any{testenv.ControlPlaneCIDR}}
 	}
 	return vals
 }
