@@ -55,6 +55,9 @@ const (
 	FinalizerCephxKey = "mgr.ceph.rook.io/cephx-key"
 	// AnnotationDeploymentRevision is written by the deployment controller.
 	AnnotationDeploymentRevision = "deployment.kubernetes.io/revision"
+	// AnnotationRestartedAt is what `kubectl rollout restart` writes on a
+	// pod template: new pods of the same spec.
+	AnnotationRestartedAt = "kubectl.kubernetes.io/restartedAt"
 )
 
 // Opting out, and the owner that makes Rook's operator responsible instead.

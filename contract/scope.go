@@ -82,6 +82,26 @@ func MgrID(d *appsv1.Deployment) string { return d.Labels[LabelMgrID] }
 // IsMgr reports whether a Deployment is a mgr Deployment this project handles.
 func IsMgr(d *appsv1.Deployment) bool { return d.Labels[LabelApp] == AppName }
 
+// RunsMgr reports whether a Deployment runs mgr pods, by its own labels or
+// its pod template's.
+func RunsMgr(d *appsv1.Deployment) bool {
+	return IsMgr(d) || d.Spec.Template.Labels[LabelApp] == AppName
+}
+
+// SamePods reports whether an update leaves the pods a Deployment runs as
+// they were: its selector and pod template, but for a `kubectl rollout
+// restart` stamp (new pods of the same spec).
+func SamePods(old, d *appsv1.Deployment) bool {
+	if !equality.Semantic.DeepEqual(old.Spec.Selector, d.Spec.Selector) ||
+		!equality.Semantic.DeepEqual(old.Spec.Template.Spec, d.Spec.Template.Spec) {
+		return false
+	}
+	o, n := old.Spec.Template.ObjectMeta, d.Spec.Template.ObjectMeta
+	o.Annotations, n.Annotations = nil, nil
+	return equality.Semantic.DeepEqual(o, n) &&
+		mapsEqual(old.Spec.Template.Annotations, d.Spec.Template.Annotations, map[string]bool{AnnotationRestartedAt: true})
+}
+
 // HidesMgr reports whether a Deployment runs mgr pods (its pod template
 // carries app=rook-ceph-mgr) without saying so on its own labels: a
 // Deployment the webhooks and the controller would not select, whose pods

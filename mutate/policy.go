@@ -165,8 +165,13 @@ type ImagePolicy struct {
 // +kubebuilder:object:generate=true
 type RookValues struct {
 	OperatorNamespace string `json:"operatorNamespace,omitempty"`
-	Version           string `json:"version,omitempty"`
-	ClusterCRDVersion string `json:"clusterCRDVersion,omitempty"`
+	// OperatorServiceAccount is the ServiceAccount Rook's operator runs as,
+	// in OperatorNamespace (default rook-ceph-system): the only writer,
+	// besides system:masters, that may create a mgr Deployment a CephCluster
+	// owns or change the pods it runs.
+	OperatorServiceAccount string `json:"operatorServiceAccount,omitempty"`
+	Version                string `json:"version,omitempty"`
+	ClusterCRDVersion      string `json:"clusterCRDVersion,omitempty"`
 }
 
 // ServerAddrInitContainers controls the init containers that run
@@ -224,6 +229,9 @@ func (p *Policy) setDefaults() {
 	}
 	if p.Rook.OperatorNamespace == "" {
 		p.Rook.OperatorNamespace = "rook-ceph"
+	}
+	if p.Rook.OperatorServiceAccount == "" {
+		p.Rook.OperatorServiceAccount = "rook-ceph-system"
 	}
 	if p.Rook.Version == "" {
 		p.Rook.Version = "v1.0.1"
@@ -300,6 +308,12 @@ func (p *Policy) validate(root *field.Path) field.ErrorList {
 	if p.ServerAddrInitContainers.ConnectTimeoutSeconds < 0 {
 		errs = append(errs, field.Invalid(root.Child("serverAddrInitContainers", "connectTimeoutSeconds"), p.ServerAddrInitContainers.ConnectTimeoutSeconds, "must be positive"))
 	}
+	if msgs := validation.IsDNS1123Label(p.Rook.OperatorNamespace); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(root.Child("rook", "operatorNamespace"), p.Rook.OperatorNamespace, "must name a namespace: "+strings.Join(msgs, "; ")))
+	}
+	if msgs := validation.IsDNS1123Subdomain(p.Rook.OperatorServiceAccount); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(root.Child("rook", "operatorServiceAccount"), p.Rook.OperatorServiceAccount, "must name a ServiceAccount: "+strings.Join(msgs, "; ")))
+	}
 	for i, e := range p.Exemptions {
 		fp := root.Child("exemptions").Index(i)
 		if msgs := validation.IsDNS1123Label(e.Namespace); len(msgs) > 0 {
@@ -350,6 +364,11 @@ func WritePolicy(w io.Writer, p *Policy) error {
 	}
 	_, err = w.Write(data)
 	return err
+}
+
+// RookOperator is the user name Rook's operator writes as.
+func (p *Policy) RookOperator() string {
+	return "system:serviceaccount:" + p.Rook.OperatorNamespace + ":" + p.Rook.OperatorServiceAccount
 }
 
 // Governs reports whether the policy binds Deployment namespace/name: a mgr that the

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -220,6 +221,32 @@ func ValidateStaysMgr(old, d *appsv1.Deployment) field.ErrorList {
 		"label app=%s cannot be removed or changed: the Deployment would leave the policy while it runs mgr %q; delete the Deployment instead (its cephx key is removed), or ask the policy's owner to exempt it",
 		contract.AppName, contract.MgrID(old)))}
 }
+
+// ValidateRookWriter refuses a write that gives a mgr Deployment a
+// CephCluster owner, creates one with it, or changes the pods one with it
+// runs, unless Rook's operator (p.RookOperator()) or system:masters writes
+// it: the policy leaves such a Deployment to Rook, so it must hold Rook's
+// pods, not an editor's. The owner's liveness does not matter here, and
+// nothing else an editor writes on it (labels, annotations, replicas, a
+// rollout restart) is refused. old is nil for a create.
+func ValidateRookWriter(old, d *appsv1.Deployment, p *Policy, user string, groups []string) field.ErrorList {
+	ref := contract.RookOwner(d)
+	if ref == nil || !contract.RunsMgr(d) || d.DeletionTimestamp != nil ||
+		user == p.RookOperator() || slices.Contains(groups, SystemMasters) {
+		return nil
+	}
+	if old != nil && contract.RookOwner(old) != nil && contract.RunsMgr(old) && contract.SamePods(old, d) {
+		return nil
+	}
+	i := slices.IndexFunc(d.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == ref.UID && r.Name == ref.Name })
+	return field.ErrorList{field.Forbidden(field.NewPath("metadata", "ownerReferences").Index(i), fmt.Sprintf(
+		"only Rook's operator (%s) creates a mgr Deployment that CephCluster %q owns or changes the pods it runs; remove this owner reference, and the policy completes and judges the Deployment as any other mgr",
+		p.RookOperator(), ref.Name))}
+}
+
+// SystemMasters is the group of the cluster's superusers: no admission
+// decision binds them more than RBAC does.
+const SystemMasters = "system:masters"
 
 // mgrFlag returns the value of --flag in the mgr container's args.
 func mgrFlag(d *appsv1.Deployment, flag string) string {

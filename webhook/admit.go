@@ -36,7 +36,8 @@ type governedWrite struct {
 // writes), is admitted before any lookup that could fail. A governed mgr
 // cannot leave the policy by its editor's hand: dropping label app is
 // refused, and the opt-out label or a CephCluster owner reference exempts
-// nothing by itself. The webhook configuration's matchConditions spare the
+// nothing by itself: only Rook's operator may write a mgr Deployment with
+// a CephCluster owner, and only a live CephCluster's is Rook's. The webhook configuration's matchConditions spare the
 // API server the call for the cleanup cases; this is the same rule for
 // configurations without them.
 func admit(ctx context.Context, req admission.Request, webhook string, src PolicySource, clusters ClusterLookup, lookup LiveLookup) (w *governedWrite, resp admission.Response, judge bool) {
@@ -83,6 +84,12 @@ func admit(ctx context.Context, req admission.Request, webhook string, src Polic
 		// Pods of a mgr that no selector of ours would see: refused, not
 		// skipped, whoever its claimed owner is (Rook labels its own).
 		if errs := mutate.ValidateNotHidden(prev, d); len(errs) > 0 {
+			return nil, deny(ctx, webhook, d, errs), false
+		}
+	}
+	if !p.Exempts(ns, d.Name) {
+		// A CephCluster owner leaves a mgr to Rook: only Rook writes its pods.
+		if errs := mutate.ValidateRookWriter(prev, d, p, req.UserInfo.Username, req.UserInfo.Groups); len(errs) > 0 {
 			return nil, deny(ctx, webhook, d, errs), false
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -418,6 +420,126 @@ func TestOwnerLookupNeverBlocksCleanup(t *testing.T) {
 				}
 				if !tc.allow && !strings.Contains(resp.Result.Message, "metadata.ownerReferences") {
 					t.Errorf("%s: denial %q does not name metadata.ownerReferences", hn, resp.Result.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestOnlyRookWritesItsMgrs: a mgr Deployment with a CephCluster owner is
+// Rook's to write. Rook's operator (the policy's, renamed too) and
+// system:masters create and change it unjudged and untouched; anyone else
+// is refused on the owner reference when creating one, giving a mgr one, or
+// changing the pods it runs, live owner or forged, through both handlers;
+// labels, annotations, replicas and a rollout restart stay writable, and an
+// exempt Deployment is not asked.
+func TestOnlyRookWritesItsMgrs(t *testing.T) {
+	const (
+		rook   = "system:serviceaccount:rook-ceph:rook-ceph-system"
+		editor = "alice"
+	)
+	liveOwner := []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: liveCephClusterUID}}
+	forged := []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: "forged"}}
+	privileged := func(d *appsv1.Deployment) {
+		d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
+	}
+	renamed := mutate.DefaultPolicy()
+	renamed.Rook.OperatorNamespace, renamed.Rook.OperatorServiceAccount = "rook-system", "rook-operator"
+	exempting := mutate.DefaultPolicy()
+	exempting.Exemptions = []mutate.Exemption{{Namespace: "rook-ceph", Names: []string{"rook-ceph-mgr-a"}}}
+	type verdict int
+	const (
+		untouched verdict = iota // allowed, no patch
+		judged                   // the policy's verdict: refused for privileged
+		refused                  // refused on the owner reference
+		hidden                   // refused on label app: a mgr no selector sees
+	)
+	cases := map[string]struct {
+		user   string
+		groups []string
+		policy *mutate.Policy
+		old    func(d *appsv1.Deployment) // nil: a create
+		edit   func(d *appsv1.Deployment)
+		want   verdict
+	}{
+		"Rook creates its mgr":                 {user: rook, edit: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner; privileged(d) }, want: untouched},
+		"a renamed Rook creates its mgr":       {user: "system:serviceaccount:rook-system:rook-operator", policy: renamed, edit: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner; privileged(d) }, want: untouched},
+		"the default Rook under a renamed one": {user: rook, policy: renamed, edit: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner; privileged(d) }, want: refused},
+		"system:masters creates Rook's mgr":    {user: "admin", groups: []string{"system:masters", "system:authenticated"}, edit: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner; privileged(d) }, want: untouched},
+		"Rook with a forged owner is judged":   {user: rook, edit: func(d *appsv1.Deployment) { d.OwnerReferences = forged; privileged(d) }, want: judged},
+		"an editor creates one, live owner":    {user: editor, edit: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner }, want: refused},
+		"an editor creates one, forged owner":  {user: editor, edit: func(d *appsv1.Deployment) { d.OwnerReferences = forged }, want: refused},
+		"an editor creates one, owner on a template-only mgr": {user: editor, edit: func(d *appsv1.Deployment) {
+			d.OwnerReferences = liveOwner
+			d.Labels["app"] = "web"
+		}, want: hidden},
+		"an editor creates one, exempt": {user: editor, policy: exempting, edit: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner; privileged(d) }, want: untouched},
+		"an editor gives a mgr a live owner": {user: editor, old: func(d *appsv1.Deployment) {},
+			edit: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner; d.Labels["team"] = "x" }, want: refused},
+		"an editor changes Rook's mgr's image": {user: editor, old: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner },
+			edit: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/evil:1" }, want: refused},
+		"an editor changes Rook's mgr's pod labels": {user: editor, old: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner },
+			edit: func(d *appsv1.Deployment) { d.Spec.Template.Labels["team"] = "x" }, want: refused},
+		"an editor labels Rook's mgr": {user: editor, old: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner },
+			edit: func(d *appsv1.Deployment) {
+				d.Labels["team"] = "x"
+				metav1.SetMetaDataAnnotation(&d.ObjectMeta, "note", "x")
+			}, want: untouched},
+		"an editor scales Rook's mgr": {user: editor, old: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner },
+			edit: func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](0) }, want: untouched},
+		"an editor restarts Rook's mgr": {user: editor, old: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner },
+			edit: func(d *appsv1.Deployment) {
+				metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, contract.AnnotationRestartedAt, "2026-12-06T09:00:00Z")
+			}, want: untouched},
+		"Rook changes its mgr's image": {user: rook, old: func(d *appsv1.Deployment) { d.OwnerReferences = liveOwner },
+			edit: func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v19.2.3"
+				privileged(d)
+			}, want: untouched},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := tc.policy
+			if p == nil {
+				p = mutate.DefaultPolicy()
+			}
+			base := completedMgr(t)
+			var req admission.Request
+			d := base.DeepCopy()
+			if tc.old == nil {
+				tc.edit(d)
+				req = request(admissionv1.Create, must(json.Marshal(d)), nil)
+			} else {
+				tc.old(base)
+				d = base.DeepCopy()
+				tc.edit(d)
+				req = request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(base)))
+			}
+			req.UserInfo = authenticationv1.UserInfo{Username: tc.user, Groups: tc.groups}
+			for hn, h := range map[string]*admission.Webhook{"mutator": newMutator(t, p), "validator": newValidator(t, p)} {
+				resp := h.Handle(context.Background(), req)
+				msg := ""
+				if resp.Result != nil {
+					msg = resp.Result.Message
+				}
+				switch tc.want {
+				case untouched:
+					if !resp.Allowed || len(resp.Patches) != 0 {
+						t.Errorf("%s: allowed %v, %d patches: %s; want allowed untouched", hn, resp.Allowed, len(resp.Patches), msg)
+					}
+				case judged:
+					if resp.Allowed || !strings.Contains(msg, "privileged") || strings.Contains(msg, "ownerReferences") {
+						t.Errorf("%s: allowed %v: %s; want the policy's denial of privileged", hn, resp.Allowed, msg)
+					}
+				case hidden:
+					if resp.Allowed || !strings.Contains(msg, "metadata.labels[app]: Required value") {
+						t.Errorf("%s: allowed %v: %s; want a denial naming label app", hn, resp.Allowed, msg)
+					}
+				case refused:
+					if resp.Allowed || !strings.Contains(msg, "metadata.ownerReferences[0]: Forbidden: only Rook's operator ("+p.RookOperator()+")") ||
+						!strings.Contains(msg, "remove this owner reference") {
+						t.Errorf("%s: allowed %v: %s; want a denial naming the owner reference, Rook's operator and the fix", hn, resp.Allowed, msg)
+					}
 				}
 			}
 		})

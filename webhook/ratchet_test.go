@@ -69,11 +69,11 @@ func TestValidatorRatchets(t *testing.T) {
 		"forged CephCluster owner and privileged": {func(d *appsv1.Deployment) {
 			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: "forged"}}
 			d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
-		}, "securityContext.privileged"},
+		}, "metadata.ownerReferences[0]"},
 		"live CephCluster owner added and privileged": {func(d *appsv1.Deployment) {
 			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: liveCephClusterUID}}
 			d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
-		}, "securityContext.privileged"},
+		}, "metadata.ownerReferences[0]"},
 		"fixed beside an old violation": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v17.2.7" }, ""},
 	}
 	for name, tc := range cases {

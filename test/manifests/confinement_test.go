@@ -282,6 +282,20 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "mgr-webhook"}}
+			// Each policy is enforced once the API server has compiled it,
+			// not all at once: wait for this one's first refusal, with a
+			// dry run that changes nothing if it is admitted (in cert-manager
+			// mode RBAC refuses the webhook every write already).
+			if install.selfSigned {
+				eventuallyRefused(t, "a dry run widening the webhook's rules", func() error {
+					cur := m.DeepCopy()
+					if err := webhook.Get(ctx, client.ObjectKeyFromObject(m), cur); err != nil {
+						return err
+					}
+					cur.Webhooks[0].Rules[0].Resources = []string{"*"}
+					return webhook.Update(ctx, cur, client.DryRunAll)
+				})
+			}
 			for name, edit := range map[string]func(*admissionregistrationv1.MutatingWebhookConfiguration){
 				"widen its rules to every resource": func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
 					c.Webhooks[0].Rules[0].Resources = []string{"*"}

@@ -36,6 +36,7 @@ const ns = "rook-ceph"
 var (
 	root string
 	k8s  client.Client
+	api  *testenv.APIServer
 	info = mutate.ClusterInfo{Namespace: ns, FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b"}
 )
 
@@ -58,7 +59,7 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	// No webhook: the API server's own admission alone.
-	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{
+	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
 		CRDs: []string{crd},
 	})
 	if err != nil {
@@ -90,9 +91,12 @@ func run(m *testing.M) (int, error) {
 }
 
 // completed is the shipped example as the webhook completes it.
-func completed(t *testing.T) *appsv1.Deployment {
+func completed(t *testing.T) *appsv1.Deployment { t.Helper(); return completedMgr(t, "a") }
+
+// completedMgr is the shipped example of mgr id, completed.
+func completedMgr(t *testing.T, id string) *appsv1.Deployment {
 	t.Helper()
-	data, err := testenv.MinimalMgr(root, ns, "a", [2]int32{}, nil)
+	data, err := testenv.MinimalMgr(root, ns, id, [2]int32{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
