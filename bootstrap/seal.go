@@ -51,18 +51,43 @@ type sealer struct {
 func (s *sealer) ready() bool { return s.key.Load() != nil }
 
 // seal is the status's seal for Deployment uid (st.Seal is not covered).
-func (s *sealer) seal(uid types.UID, st Status) string {
+func (s *sealer) seal(uid types.UID, st Status) string { return sealWith(*s.key.Load(), uid, st) }
+
+func (s *sealer) verify(uid types.UID, st Status) bool { return verifyWith(*s.key.Load(), uid, st) }
+
+func sealWith(key []byte, uid types.UID, st Status) string {
 	st.Seal = ""
-	m := hmac.New(sha256.New, *s.key.Load())
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(uid))
 	m.Write([]byte{0})
 	m.Write([]byte(st.encode()))
 	return base64.RawStdEncoding.EncodeToString(m.Sum(nil))
 }
 
-func (s *sealer) verify(uid types.UID, st Status) bool {
-	want := s.seal(uid, st)
-	return hmac.Equal([]byte(st.Seal), []byte(want))
+func verifyWith(key []byte, uid types.UID, st Status) bool {
+	return hmac.Equal([]byte(st.Seal), []byte(sealWith(key, uid, st)))
+}
+
+// SealedBy reports whether st, read from Deployment uid, carries the seal
+// of the status key in sec (Secret StatusKeySecretName): what a reader
+// allowed to get that Secret (mgrctl check) may trust. It cannot tell a
+// replay of an earlier sealed status from the last one; only the running
+// controller remembers which it wrote last.
+func SealedBy(sec *corev1.Secret, uid types.UID, st Status) (bool, error) {
+	key, err := statusKeyOf(sec)
+	if err != nil {
+		return false, err
+	}
+	return verifyWith(key, uid, st), nil
+}
+
+// statusKeyOf is the key a status key Secret holds.
+func statusKeyOf(sec *corev1.Secret) ([]byte, error) {
+	key := sec.Data[statusKeyKey]
+	if len(key) < 32 {
+		return nil, fmt.Errorf("secret %s/%s: key %q holds %d bytes, want at least 32; delete the Secret to have a new one made", sec.Namespace, sec.Name, statusKeyKey, len(key))
+	}
+	return key, nil
 }
 
 // statusKeyLoader loads the key from its Secret, creating it on first start,
@@ -125,9 +150,5 @@ func (l *statusKeyLoader) load(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := sec.Data[statusKeyKey]
-	if len(key) < 32 {
-		return nil, fmt.Errorf("secret %s/%s: key %q holds %d bytes, want at least 32; delete the Secret to have a new one made", l.namespace, StatusKeySecretName, statusKeyKey, len(key))
-	}
-	return key, nil
+	return statusKeyOf(sec)
 }

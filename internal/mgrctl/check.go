@@ -85,7 +85,7 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 		add(true, "exempt by %s: the webhook admits it as written and the controller leaves it alone", from)
 	case contract.RookOwner(d) != nil:
 		governed = false
-		add(true, "owned by CephCluster %s: Rook's own mgr, left to Rook while that CephCluster lives (the webhook checks it)", contract.RookOwner(d).Name)
+		add(true, "owned by CephCluster %s: Rook's own mgr, left to Rook while that CephCluster lives (the webhook checks it), whose operator alone may change its pods", contract.RookOwner(d).Name)
 	default:
 		add(true, "governed by %s (%s)", from, p.Hash())
 	}
@@ -122,17 +122,7 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 				}
 			}
 		}
-		st, err := bootstrap.StatusOf(d)
-		switch {
-		case err != nil:
-			add(false, "bootstrap status: %v", err)
-		case st.Phase == "":
-			add(false, "no bootstrap status yet: is mgr-bootstrap running (kubectl -n %s get pods -l app.kubernetes.io/name=mgr-bootstrap)?", s.installNamespace)
-		case st.Phase == bootstrap.PhaseReady:
-			add(true, "bootstrap phase Ready (modules %s)", strings.Join(st.Modules, ", "))
-		default:
-			add(false, "bootstrap phase %s: %s (kubectl describe deploy -n %s %s shows the Events)", st.Phase, st.LastError, d.Namespace, d.Name)
-		}
+		out = append(out, s.bootstrapStatus(ctx, cs, d))
 	}
 
 	if hook != nil {
@@ -151,6 +141,40 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 		fmt.Fprintf(s.stdout, "  %s %s\n", mark, f.text)
 	}
 	return status, nil
+}
+
+// bootstrapStatus says what the controller's status annotation on d says,
+// only when the controller's seal on it verifies: anyone who may edit the
+// Deployment may write the annotation. The seal's key is in Secret
+// bootstrap.StatusKeySecretName of the install's namespace; a user who may
+// not read it is told the phase is unverified, not shown it as fact.
+func (s *session) bootstrapStatus(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment) finding {
+	st, err := bootstrap.StatusOf(d)
+	switch {
+	case err != nil:
+		return finding{false, fmt.Sprintf("bootstrap status: %v", err)}
+	case st.Phase == "":
+		return finding{false, fmt.Sprintf("no bootstrap status yet: is mgr-bootstrap running (kubectl -n %s get pods -l app.kubernetes.io/name=mgr-bootstrap)?", s.installNamespace)}
+	}
+	sec, err := cs.CoreV1().Secrets(s.installNamespace).Get(ctx, bootstrap.StatusKeySecretName, metav1.GetOptions{})
+	sealed := false
+	if err == nil {
+		sealed, err = bootstrap.SealedBy(sec, d.UID, st)
+	}
+	switch {
+	case err != nil:
+		return finding{false, fmt.Sprintf("bootstrap phase %s is unverified: the annotation says so, and only the controller's seal, checked with Secret %s/%s, tells its status from one an editor wrote (%v); run check as someone who may get that Secret",
+			st.Phase, s.installNamespace, bootstrap.StatusKeySecretName, err)}
+	case !sealed:
+		return finding{false, fmt.Sprintf("bootstrap status not sealed by the controller: someone else wrote annotation %s (it says phase %s); the controller ignores it and writes its own on its next pass (kubectl describe deploy -n %s %s shows a %s Event)",
+			contract.AnnotationBootstrapStatus, st.Phase, d.Namespace, d.Name, bootstrap.ReasonStatusForged)}
+	case st.ObservedGeneration < d.Generation:
+		return finding{false, fmt.Sprintf("bootstrap status sealed by the controller for generation %d, the Deployment is at %d: the controller has not seen the last change yet (phase %s then)", st.ObservedGeneration, d.Generation, st.Phase)}
+	case st.Phase == bootstrap.PhaseReady:
+		return finding{true, fmt.Sprintf("bootstrap phase Ready, sealed by the controller (modules %s)", strings.Join(st.Modules, ", "))}
+	default:
+		return finding{false, fmt.Sprintf("bootstrap phase %s, sealed by the controller: %s (kubectl describe deploy -n %s %s shows the Events)", st.Phase, st.LastError, d.Namespace, d.Name)}
+	}
 }
 
 // deploymentName reads deploy/NAME.

@@ -32,6 +32,8 @@ import (
 
 var (
 	k8s client.Client
+	// api is the suite's API server (mgrctl runs against its kubeconfig).
+	api *testenv.APIServer
 	// controllerCache is the running controller's cache.
 	controllerCache cache.Cache
 	// cephs maps a namespace to its real Ceph cluster.
@@ -105,7 +107,7 @@ func run(m *testing.M) (int, error) {
 	}
 	// A strict API server: setting blockOwnerDeletion needs update on the
 	// owner's finalizers, which the shipped RBAC must grant.
-	api, err := testenv.StartAPIServerWith(testenv.APIServerOptions{
+	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
 		CRDs:             []string{filepath.Join(root, "test", "crds")},
 		AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"},
 	})

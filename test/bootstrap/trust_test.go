@@ -4,9 +4,12 @@
 package bootstrap_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,7 +25,9 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // TestForgedStatusSteersNoCephWrite: the status annotation is writable by
@@ -86,7 +92,9 @@ func TestForgedStatusSteersNoCephWrite(t *testing.T) {
 }
 
 // TestForgedPhaseIsNotCounted: the phase gauge (and the alerts on it) counts
-// a status the controller did not seal as Pending, whatever phase it claims.
+// a status the controller did not seal as Pending, whatever phase it claims,
+// and `mgrctl check` shows a phase as fact only when the controller's seal
+// verifies (unverified to a user who may not read the status key).
 // The forgery here touches only the status annotation, which brings no
 // reconcile, so it stays in place while the gauge is read.
 func TestForgedPhaseIsNotCounted(t *testing.T) {
@@ -111,10 +119,24 @@ func TestForgedPhaseIsNotCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// mgrctl check shows the controller's status as fact only when its seal
+	// verifies, read by someone who may get the status key.
+	const sealedReady = "ok   bootstrap phase Ready, sealed by the controller"
+	if out := mgrctlCheck(t, name, ""); !strings.Contains(out, sealedReady) {
+		t.Errorf("mgrctl check of the Ready mgr, as an administrator, lacks %q:\n%s", sealedReady, out)
+	}
+	const unverified = "FAIL bootstrap phase Ready is unverified"
+	if out := mgrctlCheck(t, name, viewer(t)); !strings.Contains(out, unverified) || strings.Contains(out, sealedReady) {
+		t.Errorf("mgrctl check as a cluster viewer, who may not read the status key, lacks %q:\n%s", unverified, out)
+	}
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Annotations[contract.AnnotationBootstrapStatus] = string(raw)
 	if err := k8s.Patch(ctx, d, patch); err != nil {
 		t.Fatal(err)
+	}
+	const notSealed = "FAIL bootstrap status not sealed by the controller: someone else wrote annotation mgr.ceph.rook.io/bootstrap-status (it says phase Error)"
+	if out := mgrctlCheck(t, name, ""); !strings.Contains(out, notSealed) {
+		t.Errorf("mgrctl check of the forged status lacks %q:\n%s", notSealed, out)
 	}
 	eventually(t, 10*time.Second, "the forged mgr counted Pending", func(context.Context) (bool, error) {
 		r, p, f := phases()
@@ -326,4 +348,51 @@ func TestMonHostOutsideTheMonNetworks(t *testing.T) {
 	if _, ok := eventReasons(t, nsFar, d.Name)[bootstrap.ReasonCephUnavailable]; ok {
 		t.Error("a CephUnavailable Event at deletion: the controller tried the refused mon")
 	}
+}
+
+// mgrctlCheck runs `mgrctl check` on mgr Deployment name of nsMain, as the
+// suite's administrator or, with as set, impersonating that user, and
+// returns what it printed (whatever else it finds wrong: this suite runs no
+// webhook).
+func mgrctlCheck(t *testing.T, name, as string) string {
+	t.Helper()
+	kubeconfig := api.Kubeconfig
+	if as != "" {
+		var err error
+		if kubeconfig, err = api.KubeconfigAs(as); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(kubeconfig)
+	}
+	// This API server serves no MgrPolicy: the built-in policy, as a file.
+	var policy bytes.Buffer
+	if err := mutate.WritePolicy(&policy, mutate.DefaultPolicy()); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(file, policy.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := mgrctl.Run(context.Background(), []string{"check", "deploy/" + name, "-n", nsMain, "--kubeconfig", kubeconfig, "--policy", file}, nil, &out, &errb)
+	if code == 2 {
+		t.Fatalf("mgrctl check could not run: %s%s", out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// viewer is a user with the built-in view rules everywhere: Deployments and
+// namespaces readable, no Secret.
+func viewer(t *testing.T) string {
+	t.Helper()
+	const user = "viewer@example.com"
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "viewer-view"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:aggregate-to-view"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}
+	for _, o := range []client.Object{crb} {
+		if err := k8s.Create(context.Background(), o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	return user
 }
