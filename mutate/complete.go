@@ -41,6 +41,9 @@ const (
 	SectionInitContainers
 	SectionVolumes
 	SectionServiceAccount
+	SectionAffinity
+	SectionTolerations
+	SectionPriorityClass
 )
 
 // Result is what Complete made of a Deployment.
@@ -149,8 +152,63 @@ func (c *completer) complete() field.ErrorList {
 	}
 	c.mark(SectionVolumes, mergeVolumes(&spec.Volumes, c.volumes()))
 	c.mark(SectionVolumes, dropUnmountedAdminKeyring(spec))
+	c.place(spec)
 	c.injectSidecars()
 	return nil
+}
+
+// place puts a mgr where Rook does: away from the other mgrs of its
+// cluster (one node's loss takes one of them at most), off a lost node in
+// seconds, above ordinary pods in priority. What the Deployment sets
+// itself is kept: its own pod anti-affinity, a toleration of the same key,
+// a priority class.
+func (c *completer) place(spec *corev1.PodSpec) {
+	pl := c.p.Placement
+	if spec.Affinity == nil || spec.Affinity.PodAntiAffinity == nil {
+		term := corev1.PodAffinityTerm{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				contract.LabelApp: contract.AppName, contract.LabelRookCluster: c.info.Namespace,
+			}},
+			TopologyKey: corev1.LabelHostname,
+		}
+		anti := &corev1.PodAntiAffinity{}
+		if pl.AllowMultiplePerNode {
+			anti.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.WeightedPodAffinityTerm{{Weight: 50, PodAffinityTerm: term}}
+		} else {
+			anti.RequiredDuringSchedulingIgnoredDuringExecution = []corev1.PodAffinityTerm{term}
+		}
+		if spec.Affinity == nil {
+			spec.Affinity = &corev1.Affinity{}
+		}
+		spec.Affinity.PodAntiAffinity = anti
+		c.mark(SectionAffinity, true)
+	}
+	for _, key := range []string{corev1.TaintNodeUnreachable, corev1.TaintNodeNotReady} {
+		if slices.ContainsFunc(spec.Tolerations, func(t corev1.Toleration) bool { return t.Key == key }) {
+			continue
+		}
+		spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptrTo(*pl.NodeLossTolerationSeconds)})
+		c.mark(SectionTolerations, true)
+	}
+	if spec.PriorityClassName == "" {
+		spec.PriorityClassName = pl.PriorityClassName
+		c.mark(SectionPriorityClass, true)
+	}
+}
+
+// dropNetRaw drops capability NET_RAW from a container of ours (as Rook's
+// daemons do: no raw sockets, no ARP or ICMP spoofing from a mgr pod),
+// unless the container sets its capabilities itself.
+func dropNetRaw(ctr *corev1.Container) bool {
+	if ctr.SecurityContext == nil {
+		ctr.SecurityContext = &corev1.SecurityContext{}
+	}
+	if ctr.SecurityContext.Capabilities != nil {
+		return false
+	}
+	ctr.SecurityContext.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"NET_RAW"}}
+	return true
 }
 
 // labels are the labels of every mgr Deployment and Pod (Rook's).
@@ -202,18 +260,30 @@ func (c *completer) completeMgr(m *corev1.Container) {
 	}) || changed
 	changed = mergeMounts(&m.VolumeMounts, c.mounts(false)) || changed
 	if m.LivenessProbe == nil && *c.p.LivenessProbe.Enabled {
-		m.LivenessProbe = &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
-				Command: []string{"env", "-i", "sh", "-c", "ceph --admin-daemon " + AdminSocketPath(c.id) + " status"},
-			}},
-			InitialDelaySeconds: 10,
-			TimeoutSeconds:      5,
-			PeriodSeconds:       10,
-			FailureThreshold:    3,
-		}
+		m.LivenessProbe = c.adminSocketProbe(3)
 		changed = true
 	}
+	if m.StartupProbe == nil && *c.p.StartupProbe.Enabled {
+		// Rook's: up to a minute (6 x 10 s) to start before liveness counts.
+		m.StartupProbe = c.adminSocketProbe(6)
+		changed = true
+	}
+	changed = dropNetRaw(m) || changed
 	c.mark(SectionContainers, changed)
+}
+
+// adminSocketProbe asks the mgr's admin socket for its status every 10 s
+// (env -i: the container's CEPH_ARGS would point the ceph CLI elsewhere).
+func (c *completer) adminSocketProbe(failures int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+			Command: []string{"env", "-i", "sh", "-c", "ceph --admin-daemon " + AdminSocketPath(c.id) + " status"},
+		}},
+		InitialDelaySeconds: 10,
+		TimeoutSeconds:      5,
+		PeriodSeconds:       10,
+		FailureThreshold:    failures,
+	}
 }
 
 // syncImageEnv keeps container ctr's literal CONTAINER_IMAGE at image, and
@@ -287,6 +357,7 @@ func (c *completer) completeServerAddrInit(module, mgrImage string) {
 	changed = mergeEnv(&ic.Env, c.env(mgrImage, true)) || changed
 	changed = c.syncImageEnv(ic, mgrImage) || changed
 	changed = mergeMounts(&ic.VolumeMounts, c.mounts(true)) || changed
+	changed = dropNetRaw(ic) || changed
 	c.mark(SectionInitContainers, changed)
 }
 

@@ -9,11 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -224,6 +228,7 @@ func TestSectionsCoverAllChanges(t *testing.T) {
 			out.Spec.Template.ObjectMeta = in.Spec.Template.ObjectMeta
 			ps, inPS := &out.Spec.Template.Spec, &in.Spec.Template.Spec
 			ps.Containers, ps.InitContainers, ps.Volumes, ps.ServiceAccountName = inPS.Containers, inPS.InitContainers, inPS.Volumes, inPS.ServiceAccountName
+			ps.Affinity, ps.Tolerations, ps.PriorityClassName = inPS.Affinity, inPS.Tolerations, inPS.PriorityClassName
 			if !equality.Semantic.DeepEqual(in, out) {
 				t.Error("Complete changed a field outside its sections; add a Section for it")
 			}
@@ -252,4 +257,98 @@ func TestInitImagesFollowTheMgrImage(t *testing.T) {
 	if res.Changed&SectionInitContainers == 0 {
 		t.Error("the init containers' change is not reported")
 	}
+}
+
+// TestPlacement: completion places and probes a mgr as Rook does (required
+// anti-affinity between a cluster's mgrs on kubernetes.io/hostname, 5 s on
+// a lost node, system-cluster-critical, NET_RAW dropped, a startup probe),
+// the policy relaxes or changes each, and what the Deployment sets itself
+// is kept.
+func TestPlacement(t *testing.T) {
+	minimal := func() *appsv1.Deployment { return loadDeployment(t, "../manifests/examples/minimal-mgr.yaml") }
+	complete := func(t *testing.T, d *appsv1.Deployment, p *Policy) *corev1.PodSpec {
+		t.Helper()
+		res, errs := Complete(d, testClusters["rook-ceph"], p)
+		if len(errs) > 0 {
+			t.Fatal(errs.ToAggregate())
+		}
+		again, _ := Complete(res.Deployment, testClusters["rook-ceph"], p)
+		if again.Changed != 0 {
+			t.Errorf("completing again changes sections %b", again.Changed)
+		}
+		return &res.Deployment.Spec.Template.Spec
+	}
+	mgrTerm := corev1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "rook-ceph-mgr", "rook_cluster": "rook-ceph"}},
+		TopologyKey: "kubernetes.io/hostname"}
+	tolerations := func(seconds int64) []corev1.Toleration {
+		return []corev1.Toleration{
+			{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptrTo(seconds)},
+			{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptrTo(seconds)},
+		}
+	}
+
+	t.Run("defaults", func(t *testing.T) {
+		spec := complete(t, minimal(), DefaultPolicy())
+		if a := spec.Affinity; a == nil || a.PodAntiAffinity == nil || !equality.Semantic.DeepEqual(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, []corev1.PodAffinityTerm{mgrTerm}) ||
+			len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 0 {
+			t.Errorf("affinity %+v; want the required term %+v only", a, mgrTerm)
+		}
+		if !equality.Semantic.DeepEqual(spec.Tolerations, tolerations(5)) {
+			t.Errorf("tolerations %+v; want unreachable and not-ready for 5 s", spec.Tolerations)
+		}
+		if spec.PriorityClassName != "system-cluster-critical" {
+			t.Errorf("priorityClassName %q", spec.PriorityClassName)
+		}
+		for _, c := range append(slices.Clone(spec.Containers), spec.InitContainers...) {
+			if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil || !slices.Equal(c.SecurityContext.Capabilities.Drop, []corev1.Capability{"NET_RAW"}) {
+				t.Errorf("container %s: securityContext %+v; want NET_RAW dropped", c.Name, c.SecurityContext)
+			}
+		}
+		m := spec.Containers[0]
+		if p := m.StartupProbe; p == nil || p.Exec == nil || p.FailureThreshold != 6 || p.PeriodSeconds != 10 ||
+			!strings.Contains(strings.Join(p.Exec.Command, " "), "ceph --admin-daemon /var/run/ceph/ceph-mgr.a.asok status") {
+			t.Errorf("startupProbe %+v; want the admin socket, 6 x 10 s", p)
+		}
+	})
+	t.Run("the policy's", func(t *testing.T) {
+		p := DefaultPolicy()
+		p.Placement.AllowMultiplePerNode = true
+		p.Placement.PriorityClassName = "ceph-critical"
+		p.Placement.NodeLossTolerationSeconds = ptrTo[int64](30)
+		p.StartupProbe.Enabled = ptrTo(false)
+		spec := complete(t, minimal(), p)
+		if a := spec.Affinity.PodAntiAffinity; len(a.RequiredDuringSchedulingIgnoredDuringExecution) != 0 ||
+			!equality.Semantic.DeepEqual(a.PreferredDuringSchedulingIgnoredDuringExecution, []corev1.WeightedPodAffinityTerm{{Weight: 50, PodAffinityTerm: mgrTerm}}) {
+			t.Errorf("anti-affinity %+v; want the term preferred, weight 50", a)
+		}
+		if !equality.Semantic.DeepEqual(spec.Tolerations, tolerations(30)) || spec.PriorityClassName != "ceph-critical" || spec.Containers[0].StartupProbe != nil {
+			t.Errorf("tolerations %+v, priority class %q, startup probe %+v", spec.Tolerations, spec.PriorityClassName, spec.Containers[0].StartupProbe)
+		}
+	})
+	t.Run("the user's kept", func(t *testing.T) {
+		d := minimal()
+		ps := &d.Spec.Template.Spec
+		own := &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 1, PodAffinityTerm: mgrTerm}}}
+		zone := &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}
+		ps.Affinity = &corev1.Affinity{PodAntiAffinity: own, NodeAffinity: zone}
+		ps.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptrTo[int64](60)}}
+		ps.PriorityClassName = "mine"
+		ps.Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+		userProbe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(6800)}}, FailureThreshold: 30}
+		ps.Containers[0].StartupProbe = userProbe
+		spec := complete(t, d, DefaultPolicy())
+		if !equality.Semantic.DeepEqual(spec.Affinity, &corev1.Affinity{PodAntiAffinity: own, NodeAffinity: zone}) {
+			t.Errorf("affinity %+v; want the user's", spec.Affinity)
+		}
+		want := append(slices.Clone(ps.Tolerations[:1]), tolerations(5)[1])
+		if !equality.Semantic.DeepEqual(spec.Tolerations, want) {
+			t.Errorf("tolerations %+v; want the user's unreachable one and ours for not-ready", spec.Tolerations)
+		}
+		if spec.PriorityClassName != "mine" || !slices.Equal(spec.Containers[0].SecurityContext.Capabilities.Drop, []corev1.Capability{"ALL"}) ||
+			!equality.Semantic.DeepEqual(spec.Containers[0].StartupProbe, userProbe) {
+			t.Errorf("priority class %q, capabilities %+v, startup probe %+v; want the user's", spec.PriorityClassName,
+				spec.Containers[0].SecurityContext.Capabilities, spec.Containers[0].StartupProbe)
+		}
+	})
 }

@@ -60,6 +60,12 @@ type PolicySpec struct {
 	ServerAddrInitContainers ServerAddrInitContainers `json:"serverAddrInitContainers,omitempty"`
 	// LivenessProbe controls the admin-socket liveness probe added to the mgr.
 	LivenessProbe LivenessProbe `json:"livenessProbe,omitempty"`
+	// StartupProbe controls the admin-socket startup probe added to the mgr
+	// (Rook's: 10 s apart, 6 failures), which holds the liveness probe off
+	// while a mgr loads its modules.
+	StartupProbe StartupProbe `json:"startupProbe,omitempty"`
+	// Placement is where the mgrs of a cluster run, as Rook places them.
+	Placement Placement `json:"placement,omitempty"`
 	// AllowPrivileged admits privileged containers.
 	AllowPrivileged bool `json:"allowPrivileged,omitempty"`
 	// AllowHostNetwork admits hostNetwork: true.
@@ -197,6 +203,37 @@ type LivenessProbe struct {
 	Enabled *bool `json:"enabled,omitempty"`
 }
 
+// StartupProbe controls the startup probe added when the user wrote none.
+//
+// +kubebuilder:object:generate=true
+type StartupProbe struct {
+	// Enabled defaults to true.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// Placement is what completion adds to a mgr's Pod so that one node's loss
+// takes one mgr of a cluster at most and a lost mgr comes back in seconds,
+// as Rook places its mgrs. A value the Deployment sets itself is kept.
+//
+// +kubebuilder:object:generate=true
+type Placement struct {
+	// AllowMultiplePerNode relaxes the anti-affinity between the mgrs of one
+	// cluster (pods labelled app=rook-ceph-mgr, rook_cluster=<namespace>)
+	// on kubernetes.io/hostname from required to preferred, as Rook's
+	// spec.mgr.allowMultiplePerNode: for clusters with fewer nodes than mgrs.
+	AllowMultiplePerNode bool `json:"allowMultiplePerNode,omitempty"`
+	// PriorityClassName of the mgr Pod (default system-cluster-critical, as
+	// Rook's example cluster): a mgr is not preempted for ordinary pods.
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// NodeLossTolerationSeconds is how long a mgr stays bound to a node that
+	// is unreachable or not ready (tolerations of node.kubernetes.io/
+	// unreachable and not-ready, NoExecute) before it is evicted and
+	// replaced: default 5, Rook's, instead of Kubernetes' 300.
+	// +kubebuilder:validation:Minimum=0
+	NodeLossTolerationSeconds *int64 `json:"nodeLossTolerationSeconds,omitempty"`
+}
+
 // DefaultPolicy returns the policy used when no file is given: the official
 // Ceph images from Pacific (16.2) on, Tentacle 20.2.4 for a mgr that names no
 // image (the newest release, one Rook supports, and the one the controller's
@@ -244,6 +281,15 @@ func (p *Policy) setDefaults() {
 	}
 	if p.ServerAddrInitContainers.ConnectTimeoutSeconds == 0 {
 		p.ServerAddrInitContainers.ConnectTimeoutSeconds = 15
+	}
+	if p.StartupProbe.Enabled == nil {
+		p.StartupProbe.Enabled = ptrTo(true)
+	}
+	if p.Placement.PriorityClassName == "" {
+		p.Placement.PriorityClassName = "system-cluster-critical"
+	}
+	if p.Placement.NodeLossTolerationSeconds == nil {
+		p.Placement.NodeLossTolerationSeconds = ptrTo[int64](5)
 	}
 	if p.LivenessProbe.Enabled == nil {
 		p.LivenessProbe.Enabled = ptrTo(true)
@@ -304,6 +350,12 @@ func (p *Policy) validate(root *field.Path) field.ErrorList {
 	}
 	if len(p.DataDirHostPath) == 0 || p.DataDirHostPath[0] != '/' {
 		errs = append(errs, field.Invalid(root.Child("dataDirHostPath"), p.DataDirHostPath, "must be an absolute path"))
+	}
+	if msgs := validation.IsDNS1123Subdomain(p.Placement.PriorityClassName); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(root.Child("placement", "priorityClassName"), p.Placement.PriorityClassName, "must name a PriorityClass: "+strings.Join(msgs, "; ")))
+	}
+	if s := p.Placement.NodeLossTolerationSeconds; *s < 0 {
+		errs = append(errs, field.Invalid(root.Child("placement", "nodeLossTolerationSeconds"), *s, "must not be negative"))
 	}
 	if p.ServerAddrInitContainers.ConnectTimeoutSeconds < 0 {
 		errs = append(errs, field.Invalid(root.Child("serverAddrInitContainers", "connectTimeoutSeconds"), p.ServerAddrInitContainers.ConnectTimeoutSeconds, "must be positive"))

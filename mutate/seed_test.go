@@ -25,6 +25,18 @@ var seedDeviations = map[string]string{
 	"--connect-timeout=15": "init containers: bounded mon connection (rook#3049)",
 }
 
+// seedPlacementDeviations are the Pod's fields where completion differs
+// from the seed on purpose, because Rook places and probes its mgrs so
+// today and the seed (2019) did not: each entry says why, and
+// TestSeedPodTemplate checks that the seed lacks what completion sets.
+var seedPlacementDeviations = map[string]string{
+	"affinity":          "required anti-affinity on kubernetes.io/hostname between the mgrs of a cluster: one node's loss takes one mgr at most",
+	"tolerations":       "node.kubernetes.io/unreachable and not-ready for 5 s instead of 300: a mgr on a lost node is replaced in seconds",
+	"priorityClassName": "system-cluster-critical (Rook's example cluster): a mgr is not preempted for ordinary pods",
+	"securityContext":   "every container of ours drops NET_RAW (as Rook's daemons): no raw sockets from a mgr pod",
+	"startupProbe":      "the mgr's admin socket, 6 x 10 s, before liveness counts",
+}
+
 // withOwnServerAddrKey turns the seed's init containers into ours on
 // purpose: they run as a key of their own (client.rook-ceph-server-addr-<id>,
 // which may set its mgr's two server_addr options and nothing else) where
@@ -134,6 +146,27 @@ func TestSeedPodTemplate(t *testing.T) {
 	}
 	compare("containers", got.Spec.Containers, want.Spec.Containers)
 	compare("initContainers", got.Spec.InitContainers, want.Spec.InitContainers)
+
+	// The deviations: set by completion, absent from the seed.
+	seedLacks := func(field string, got, seed any, set bool) {
+		t.Helper()
+		if _, listed := seedPlacementDeviations[field]; !listed {
+			t.Fatalf("%s is not a listed deviation", field)
+		}
+		if !set || equality.Semantic.DeepEqual(got, seed) {
+			t.Errorf("%s: completion sets %v, the seed %v; a listed deviation must be set and differ", field, got, seed)
+		}
+	}
+	noAffinity := want.Spec.Affinity == nil || want.Spec.Affinity.PodAntiAffinity == nil
+	seedLacks("affinity", got.Spec.Affinity, want.Spec.Affinity, noAffinity && got.Spec.Affinity != nil && got.Spec.Affinity.PodAntiAffinity != nil)
+	seedLacks("tolerations", got.Spec.Tolerations, want.Spec.Tolerations, len(got.Spec.Tolerations) == 2)
+	seedLacks("priorityClassName", got.Spec.PriorityClassName, want.Spec.PriorityClassName, got.Spec.PriorityClassName != "")
+	for i, ctr := range append(slices.Clone(got.Spec.Containers), got.Spec.InitContainers...) {
+		seed := append(slices.Clone(want.Spec.Containers), want.Spec.InitContainers...)[i]
+		sc := ctr.SecurityContext
+		seedLacks("securityContext", sc, seed.SecurityContext, sc != nil && sc.Capabilities != nil && slices.Contains(sc.Capabilities.Drop, "NET_RAW"))
+	}
+	seedLacks("startupProbe", got.Spec.Containers[0].StartupProbe, want.Spec.Containers[0].StartupProbe, got.Spec.Containers[0].StartupProbe != nil)
 
 	// Volumes: the seed shows API-server defaults (defaultMode 420); compare
 	// what we set after filling those in.

@@ -35,6 +35,9 @@ var sectionPatches = []struct {
 	{mutate.SectionInitContainers, "/spec/template/spec/initContainers", func(d *appsv1.Deployment) any { return d.Spec.Template.Spec.InitContainers }},
 	{mutate.SectionVolumes, "/spec/template/spec/volumes", func(d *appsv1.Deployment) any { return d.Spec.Template.Spec.Volumes }},
 	{mutate.SectionServiceAccount, "/spec/template/spec/serviceAccountName", func(d *appsv1.Deployment) any { return d.Spec.Template.Spec.ServiceAccountName }},
+	{mutate.SectionAffinity, "/spec/template/spec/affinity", func(d *appsv1.Deployment) any { return d.Spec.Template.Spec.Affinity }},
+	{mutate.SectionTolerations, "/spec/template/spec/tolerations", func(d *appsv1.Deployment) any { return d.Spec.Template.Spec.Tolerations }},
+	{mutate.SectionPriorityClass, "/spec/template/spec/priorityClassName", func(d *appsv1.Deployment) any { return d.Spec.Template.Spec.PriorityClassName }},
 }
 
 // patchFor returns the JSON Patch that turns the request object into

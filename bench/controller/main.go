@@ -265,12 +265,20 @@ func createMgr(ctx context.Context, cl client.Client, ns, id, fsid string, annot
 	d.Labels = map[string]string{contract.LabelApp: contract.AppName, contract.LabelMgrID: id}
 	d.Annotations = annotations
 	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1Container())
-	res, errs := mutate.Complete(d, mutate.ClusterInfo{Namespace: ns, FSID: fsid}, mutate.DefaultPolicy())
+	res, errs := mutate.Complete(d, mutate.ClusterInfo{Namespace: ns, FSID: fsid}, benchPolicy)
 	if len(errs) > 0 {
 		return errs.ToAggregate()
 	}
 	return cl.Create(ctx, res.Deployment)
 }
+
+// benchPolicy is the default one with the mgrs of a cluster allowed on one
+// node: the bench runs many mgrs per cluster on kwok's few fake nodes.
+var benchPolicy = func() *mutate.Policy {
+	p := mutate.DefaultPolicy()
+	p.Placement.AllowMultiplePerNode = true
+	return p
+}()
 
 // waitReady waits until n mgr Deployments have status Ready. When they do
 // not in time, the error names some that are not, with their phase and

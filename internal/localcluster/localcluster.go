@@ -151,7 +151,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	os.Remove(c.API.Kubeconfig)
 	c.API.Kubeconfig = kc
 	c.Client = c.API.Client
-	c.step("starting kube-controller-manager, kube-scheduler and kwok (node %s)", testenv.FakeNodeName)
+	c.step("starting kube-controller-manager, kube-scheduler and kwok (%d nodes)", testenv.FakeNodes)
 	if c.work, err = testenv.StartWorkloads(ctx, c.API); err != nil {
 		return c, err
 	}

@@ -22,8 +22,17 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// FakeNodeName is the kwok node pods are scheduled to.
-const FakeNodeName = "kwok-node-0"
+// FakeNodeName is the first of the FakeNodes kwok nodes pods are scheduled
+// to (kwok-node-0, -1, ...): as many as a Ceph cluster runs mgrs in the
+// tests, so that mgrs of one cluster, kept apart by completion's required
+// anti-affinity, all run.
+const (
+	FakeNodeName = "kwok-node-0"
+	FakeNodes    = 3
+)
+
+// FakeNode is the name of kwok node i.
+func FakeNode(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 
 // Workloads are the components that turn Deployments into Ready pods without
 // a kubelet: kube-controller-manager (deployment, replicaset, garbage
@@ -106,16 +115,19 @@ func StartWorkloadsWith(ctx context.Context, a *APIServer, o WorkloadsOptions) (
 	// Room for the largest bench (1,000 mgrs and then one more) with a
 	// margin: a full node leaves the next pod Pending, unschedulable.
 	room := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("4Ti"), corev1.ResourcePods: resource.MustParse("10000")}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: FakeNodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": FakeNodeName}},
-		Status: corev1.NodeStatus{
-			Allocatable: room,
-			Capacity:    room,
-		},
-	}
-	if err := cl.Create(ctx, node); err != nil {
-		return w, err
+	for i := range FakeNodes {
+		name := FakeNode(i)
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+				Labels: map[string]string{"type": "kwok", corev1.LabelHostname: name}},
+			Status: corev1.NodeStatus{
+				Allocatable: room,
+				Capacity:    room,
+			},
+		}
+		if err := cl.Create(ctx, node); err != nil {
+			return w, err
+		}
 	}
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, p := range w.procs {
@@ -123,19 +135,16 @@ func StartWorkloadsWith(ctx context.Context, a *APIServer, o WorkloadsOptions) (
 				return false, fmt.Errorf("%s exited; see %s", filepath.Base(p.Name), p.Log)
 			}
 		}
-		n := &corev1.Node{}
-		if err := cl.Get(ctx, client.ObjectKey{Name: FakeNodeName}, n); err != nil {
-			return false, nil
-		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				return len(n.Spec.Taints) == 0, nil
+		for i := range FakeNodes {
+			n := &corev1.Node{}
+			if err := cl.Get(ctx, client.ObjectKey{Name: FakeNode(i)}, n); err != nil || !nodeReady(n) {
+				return false, nil
 			}
 		}
-		return false, nil
+		return true, nil
 	})
 	if err != nil {
-		return w, fmt.Errorf("fake node never became Ready and untainted: %w (logs in %s)", err, dir)
+		return w, fmt.Errorf("fake nodes never became Ready and untainted: %w (logs in %s)", err, dir)
 	}
 	return w, nil
 }
@@ -175,4 +184,14 @@ func MinimalMgr(root, ns, id string, ports [2]int32, annotations map[string]stri
 		s += fmt.Sprintf("          ports:\n            - {name: http-metrics, containerPort: %d, protocol: TCP}\n            - {name: dashboard, containerPort: %d, protocol: TCP}\n", ports[0], ports[1])
 	}
 	return []byte(s), nil
+}
+
+// nodeReady: Ready and untainted.
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			return len(n.Spec.Taints) == 0
+		}
+	}
+	return false
 }

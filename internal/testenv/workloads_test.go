@@ -5,6 +5,7 @@ package testenv
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ func TestDeploymentBecomesReadyPod(t *testing.T) {
 		}
 		for _, p := range pods.Items {
 			for _, c := range p.Status.Conditions {
-				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.Spec.NodeName == FakeNodeName {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && strings.HasPrefix(p.Spec.NodeName, "kwok-node-") {
 					return true, nil
 				}
 			}

@@ -148,8 +148,10 @@ func TestChartFitsRealClusters(t *testing.T) {
 			t.Errorf("%s pins a uid by default: %s", name, sc)
 		}
 	}
-	if !strings.Contains(fmt.Sprint(def["Deployment/mgr-webhook"].Object), "podAntiAffinity") {
-		t.Error("the webhook's default affinity (replicas on different nodes) is gone")
+	for _, name := range []string{"mgr-webhook", "mgr-bootstrap"} {
+		if !strings.Contains(fmt.Sprint(def["Deployment/"+name].Object), "podAntiAffinity") {
+			t.Errorf("%s: the default affinity (replicas on different nodes) is gone", name)
+		}
 	}
 
 	api, err := testenv.StartForInstalls("mgr-webhook-system")

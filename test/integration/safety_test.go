@@ -331,10 +331,11 @@ func TestRookAndOptedOutDeploymentsLeftAlone(t *testing.T) {
 // app=rook-ceph-mgr) while its own labels do not say so would escape every
 // selector of ours, and its pods would still be the cluster Services'. It is
 // refused through the API server, naming the label to set, whatever
-// CephCluster owner it claims; the same Deployment with its labels is
-// completed as usual.
+// CephCluster owner it claims, to a namespace editor; the same Deployment
+// with its labels is completed as usual.
 func TestHiddenMgrRefused(t *testing.T) {
 	ctx := context.Background()
+	alice := asEditor(t)
 	cc := liveCephCluster(t, "rook-ceph", "rook-ceph-hidden")
 	hidden := func(name string, edit func(*appsv1.Deployment)) *appsv1.Deployment {
 		d := example(t)
@@ -353,7 +354,7 @@ func TestHiddenMgrRefused(t *testing.T) {
 		}),
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := k8s.Create(ctx, d)
+			err := alice.Create(ctx, d)
 			if err == nil {
 				deleteDeployment(t, d.Namespace, d.Name)
 				t.Fatal("admitted")

@@ -306,6 +306,13 @@ func TestWebhookDeploymentIsHighlyAvailableAndLocked(t *testing.T) {
 			t.Errorf("webhook Deployment: %s", what)
 		}
 	}
+	// The controller's standby on another node than its leader, too.
+	bs := &appsv1.Deployment{}
+	objs.get(t, "Deployment/mgr-bootstrap", bs)
+	if a := bs.Spec.Template.Spec.Affinity; a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.TopologyKey != corev1.LabelHostname {
+		t.Errorf("controller Deployment: affinity %+v, want its replicas preferred on different nodes", a)
+	}
 	svc := &corev1.Service{}
 	objs.get(t, "Service/mgr-webhook", svc)
 	if svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].TargetPort.StrVal != c.Ports[0].Name {
