@@ -61,6 +61,10 @@ The Ceph cluster of a namespace (its fsid) and the policy come from the cluster
 // Run runs mgrctl with args (without the program name); it returns the
 // exit status: 0 fine, 1 a refusal or a difference, 2 an error.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// The informers a command starts end with it (Run is called in-process
+	// by tests and tools, not only by main).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2

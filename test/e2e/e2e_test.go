@@ -213,6 +213,22 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 	apply(t, env.manifest(t, ns, "b", nil))
 	waitReady(t, ns, "rook-ceph-mgr-a")
 	waitReady(t, ns, "rook-ceph-mgr-b")
+	// Completed with the anti-affinity of a cluster's mgrs: never one node.
+	pods := &corev1.PodList{}
+	if err := env.Client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+		t.Fatal(err)
+	}
+	onNode := map[string][]string{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
+			onNode[p.Spec.NodeName] = append(onNode[p.Spec.NodeName], p.Name)
+		}
+	}
+	for node, names := range onNode {
+		if len(names) > 1 {
+			t.Errorf("mgr pods %v share node %s", names, node)
+		}
+	}
 	// Each mgr's module ports are its own container's, though b found the
 	// modules on already.
 	for _, id := range []string{"a", "b"} {
