@@ -168,9 +168,18 @@ done
 kubectl -n mgr-webhook-system wait --for=condition=Available deploy --all --timeout=5m
 # The suite's mgrs choose modules by annotation: the site policy must offer
 # them (moduleChoices), as internal/localcluster's SitePolicy does.
+# The suite runs two mgrs of one cluster: on a cluster of one schedulable
+# node (make e2e-node) they may share it, which the default policy's
+# required anti-affinity forbids.
+placement=
+schedulable=$(kubectl get nodes --field-selector spec.unschedulable=false -o name | grep -c . || true)
+if [ "$schedulable" -lt 2 ]; then
+  log "$schedulable schedulable node(s): the site policy allows a cluster's mgrs on one node (placement.allowMultiplePerNode)"
+  placement='placement: {allowMultiplePerNode: true}\n'
+fi
 policy=$(kubectl -n mgr-webhook-system get deployment mgr-webhook -o 'jsonpath={.spec.template.spec.volumes[?(@.name=="policy")].configMap.name}')
 kubectl -n mgr-webhook-system patch configmap "$policy" --type merge \
-  -p '{"data":{"policy.yaml":"apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [orchestrator_cli, rook, prometheus, dashboard]\n"}}'
+  -p '{"data":{"policy.yaml":"apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [orchestrator_cli, rook, prometheus, dashboard]\n'"$placement"'"}}'
 kubectl -n mgr-webhook-system rollout restart deploy/mgr-webhook deploy/mgr-bootstrap
 kubectl -n mgr-webhook-system rollout status deploy/mgr-webhook --timeout=5m
 kubectl -n mgr-webhook-system rollout status deploy/mgr-bootstrap --timeout=5m
