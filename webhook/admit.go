@@ -37,9 +37,9 @@ type governedWrite struct {
 // cannot leave the policy by its editor's hand: dropping label app is
 // refused, and the opt-out label or a CephCluster owner reference exempts
 // nothing by itself: only Rook's operator may write a mgr Deployment with
-// a CephCluster owner, and only a live CephCluster's is Rook's. The webhook configuration's matchConditions spare the
-// API server the call for the cleanup cases; this is the same rule for
-// configurations without them.
+// a CephCluster owner, and only a live CephCluster's is Rook's. The webhook
+// configuration's matchConditions spare the API server the call for the
+// cleanup cases; this is the same rule for configurations without them.
 func admit(ctx context.Context, req admission.Request, webhook string, src PolicySource, clusters ClusterLookup, lookup LiveLookup) (w *governedWrite, resp admission.Response, judge bool) {
 	if resp, bad := malformed(req, webhook); bad {
 		return nil, resp, false
