@@ -147,7 +147,8 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 // only when the controller's seal on it verifies: anyone who may edit the
 // Deployment may write the annotation. The seal's key is in Secret
 // bootstrap.StatusKeySecretName of the install's namespace; a user who may
-// not read it is told the phase is unverified, not shown it as fact.
+// not read it is told the phase is unverified, not shown it as fact. An
+// unsealed phase is quoted: anyone who may edit the Deployment wrote it.
 func (s *session) bootstrapStatus(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment) finding {
 	st, err := bootstrap.StatusOf(d)
 	switch {
@@ -163,10 +164,10 @@ func (s *session) bootstrapStatus(ctx context.Context, cs kubernetes.Interface, 
 	}
 	switch {
 	case err != nil:
-		return finding{false, fmt.Sprintf("bootstrap phase %s is unverified: the annotation says so, and only the controller's seal, checked with Secret %s/%s, tells its status from one an editor wrote (%v); run check as someone who may get that Secret",
+		return finding{false, fmt.Sprintf("bootstrap phase %q is unverified: the annotation says so, and only the controller's seal, checked with Secret %s/%s, tells its status from one an editor wrote (%v); run check as someone who may get that Secret",
 			st.Phase, s.installNamespace, bootstrap.StatusKeySecretName, err)}
 	case !sealed:
-		return finding{false, fmt.Sprintf("bootstrap status not sealed by the controller: someone else wrote annotation %s (it says phase %s); the controller ignores it and writes its own on its next pass (kubectl describe deploy -n %s %s shows a %s Event)",
+		return finding{false, fmt.Sprintf("bootstrap status not sealed by the controller: someone else wrote annotation %s (it says phase %q); the controller ignores it and writes its own on its next pass (kubectl describe deploy -n %s %s shows a %s Event)",
 			contract.AnnotationBootstrapStatus, st.Phase, d.Namespace, d.Name, bootstrap.ReasonStatusForged)}
 	case st.ObservedGeneration < d.Generation:
 		return finding{false, fmt.Sprintf("bootstrap status sealed by the controller for generation %d, the Deployment is at %d: the controller has not seen the last change yet (phase %s then)", st.ObservedGeneration, d.Generation, st.Phase)}

@@ -125,7 +125,7 @@ func TestForgedPhaseIsNotCounted(t *testing.T) {
 	if out := mgrctlCheck(t, name, ""); !strings.Contains(out, sealedReady) {
 		t.Errorf("mgrctl check of the Ready mgr, as an administrator, lacks %q:\n%s", sealedReady, out)
 	}
-	const unverified = "FAIL bootstrap phase Ready is unverified"
+	const unverified = `FAIL bootstrap phase "Ready" is unverified`
 	if out := mgrctlCheck(t, name, viewer(t)); !strings.Contains(out, unverified) || strings.Contains(out, sealedReady) {
 		t.Errorf("mgrctl check as a cluster viewer, who may not read the status key, lacks %q:\n%s", unverified, out)
 	}
@@ -134,7 +134,7 @@ func TestForgedPhaseIsNotCounted(t *testing.T) {
 	if err := k8s.Patch(ctx, d, patch); err != nil {
 		t.Fatal(err)
 	}
-	const notSealed = "FAIL bootstrap status not sealed by the controller: someone else wrote annotation mgr.ceph.rook.io/bootstrap-status (it says phase Error)"
+	const notSealed = `FAIL bootstrap status not sealed by the controller: someone else wrote annotation mgr.ceph.rook.io/bootstrap-status (it says phase "Error")`
 	if out := mgrctlCheck(t, name, ""); !strings.Contains(out, notSealed) {
 		t.Errorf("mgrctl check of the forged status lacks %q:\n%s", notSealed, out)
 	}
