@@ -22,14 +22,10 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// FakeNodeName is the first of the FakeNodes kwok nodes pods are scheduled
-// to (kwok-node-0, -1, ...): as many as a Ceph cluster runs mgrs in the
-// tests, so that mgrs of one cluster, kept apart by completion's required
-// anti-affinity, all run.
-const (
-	FakeNodeName = "kwok-node-0"
-	FakeNodes    = 3
-)
+// FakeNodes is how many kwok nodes pods are scheduled to (FakeNode(0),
+// ...): as many as a Ceph cluster runs mgrs in the tests, so that mgrs of
+// one cluster, kept apart by completion's required anti-affinity, all run.
+const FakeNodes = 3
 
 // FakeNode is the name of kwok node i.
 func FakeNode(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
@@ -37,7 +33,7 @@ func FakeNode(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 // Workloads are the components that turn Deployments into Ready pods without
 // a kubelet: kube-controller-manager (deployment, replicaset, garbage
 // collector, node lifecycle, namespace, endpointslice controllers), kube-scheduler, and kwok
-// playing the kubelet of one fake node.
+// playing the kubelet of FakeNodes fake nodes.
 type Workloads struct {
 	Dir   string
 	procs []*Process
@@ -53,12 +49,12 @@ type WorkloadsOptions struct {
 	RealNodes bool
 }
 
-// StartWorkloads starts them against a and waits until the fake node is Ready.
+// StartWorkloads starts them against a and waits until the fake nodes are Ready.
 func StartWorkloads(ctx context.Context, a *APIServer) (*Workloads, error) {
 	return StartWorkloadsWith(ctx, a, WorkloadsOptions{})
 }
 
-// StartWorkloadsWith starts them as o says and waits until the fake node is
+// StartWorkloadsWith starts them as o says and waits until the fake nodes are
 // Ready.
 func StartWorkloadsWith(ctx context.Context, a *APIServer, o WorkloadsOptions) (w *Workloads, err error) {
 	cl := a.Client
