@@ -175,7 +175,8 @@ func run(m *testing.M) (int, error) {
 	}
 	runner := &ceph.Runner{Binary: testenv.ControllerCeph(), ConnectTimeout: 2 * time.Second, Timeout: 20 * time.Second,
 		Monitor: &ceph.Monitor{Python: python, Timeout: 2 * time.Second}}
-	if err := bootstrap.Setup(mgr, opts, runner, 4); err != nil {
+	written.Ceph = runner
+	if err := bootstrap.Setup(mgr, opts, written, 4); err != nil {
 		return 1, err
 	}
 	controllerCache = mgr.GetCache()
