@@ -17,7 +17,7 @@ LDFLAGS  := -X github.com/rook-mgr/mgr-webhook/version.Version=$(VERSION) -X git
 IMG_WEBHOOK   ?= ghcr.io/rook-mgr/mgr-webhook:$(VERSION)
 IMG_BOOTSTRAP ?= ghcr.io/rook-mgr/mgr-bootstrap:$(VERSION)
 
-.PHONY: all build test compat unit fuzz mutation chaos e2e e2e-kind e2e-node bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build release clean help
+.PHONY: all build test compat unit fuzz mutation chaos e2e e2e-kind e2e-kind-lane e2e-node bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build release clean help
 
 all: build
 
@@ -91,8 +91,14 @@ e2e-node: ## as root: a real kubelet + containerd node on this machine (hack/nod
 	@assets="$$(WITH_NODE=1 ./hack/build-binaries.sh | tail -n1)"; \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test -count=1 -timeout=80m -tags node -v ./node/
 
-e2e-kind: ## the same suite on kind (needs Docker, kind, and E2E_CEPH_NAMESPACES)
+e2e-kind: ## the e2e suite on a kind cluster of 1 control plane + 3 workers (needs Docker; made offline where nothing can be pulled: hack/e2e-kind.sh)
 	./hack/e2e-kind.sh
+
+# The tests of the e2e suite that need several real nodes: .ci/run's kind lane.
+KIND_LANE_TESTS ?= TestNodeLoss
+
+e2e-kind-lane: ## CI's kind lane: the kind cluster as make e2e-kind makes it, the release installed, a minimal mgr pair bootstrapped on real pods, the active mgr's node lost (KIND_LANE_TESTS)
+	E2E_GO_TEST_FLAGS="-run=$(KIND_LANE_TESTS)" ./hack/e2e-kind.sh
 
 bench: ## micro-benchmarks, TLS load vs a no-op webhook, writes through the API server vs MutatingAdmissionPolicy, controller at scale, a fleet of clusters (BENCH=micro,load,apiserver,controller,fleet)
 	./hack/bench.sh
@@ -136,7 +142,7 @@ lint: vet ## gofmt check, go vet, go.mod and test/go.mod tidy, the license heade
 	$(GO) mod tidy -diff
 	$(GO) -C test mod tidy -diff
 	$(GO) tool actionlint
-	shellcheck hack/*.sh test/kind/*.sh .ci/run
+	shellcheck hack/*.sh hack/kind/docker test/kind/*.sh .ci/run
 
 clean:
 	rm -rf $(BIN) tmp dist

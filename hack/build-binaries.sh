@@ -52,6 +52,8 @@ trap 'rm -rf "$work"' EXIT
 # WITH_NODE=1 adds what a real node runs (kubelet, kube-proxy: hack/node.sh).
 k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 [ "${WITH_NODE:-0}" = 1 ] && k8s_bins+=(kubelet kube-proxy)
+# WITH_KUBEADM=1 adds kubeadm (a kind node: hack/kind-image.sh).
+[ "${WITH_KUBEADM:-0}" = 1 ] && k8s_bins+=(kubeadm)
 need_k8s=0
 for b in "${k8s_bins[@]}"; do
   [ -x "$ASSETS/$b" ] || need_k8s=1

@@ -84,6 +84,11 @@ install_node_deps() {
     apt-get update -q >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >&2
   fi
+  build_containerd
+}
+
+# build_containerd: containerd, its shim and ctr, cached by version.
+build_containerd() {
   if [ ! -x "$ctrd_bin/containerd" ]; then
     log "building containerd $CONTAINERD_VERSION from the Go module proxy"
     mkdir -p "$ctrd_bin.tmp"
@@ -322,5 +327,6 @@ case ${1:-} in
   up) up ;;
   load) shift; load "$@" ;;
   down) down ;;
-  *) echo "usage: hack/node.sh up|load <tag>|down" >&2; exit 2 ;;
+  containerd) build_containerd; echo "$ctrd_bin" ;; # for hack/kind-image.sh
+  *) echo "usage: hack/node.sh up|load <tag>|down|containerd" >&2; exit 2 ;;
 esac

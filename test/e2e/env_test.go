@@ -216,8 +216,12 @@ func remoteEnv(ctx context.Context, root, kubeconfig string) (*Env, error) {
 		}
 		script := `umask 077; d=$(mktemp -d); cat > "$d/keyring"; printf '[global]\nmon_host = %s\n' "$MON" > "$d/conf"; ` +
 			`ceph --conf "$d/conf" --keyring "$d/keyring" --connect-timeout=15 --format json "$@"; rc=$?; rm -rf "$d"; exit $rc`
+		pod, err := e.livePod(ctx, "mgr-bootstrap")
+		if err != nil {
+			return nil, err
+		}
 		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig, "exec", "-i", "-n", "mgr-webhook-system",
-			"deploy/mgr-bootstrap", "--", "env", "MON=" + conn.MonHost, "sh", "-c", script, "sh"}, args...)...)
+			pod, "--", "env", "MON=" + conn.MonHost, "sh", "-c", script, "sh"}, args...)...)
 		cmd.Stdin = bytes.NewReader(conn.AdminKeyring)
 		return cmd.Output()
 	}
@@ -247,12 +251,52 @@ func remoteEnv(ctx context.Context, root, kubeconfig string) (*Env, error) {
 			return "", err
 		}
 		url := fmt.Sprintf("http://%s:%d/metrics", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
-		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "exec", "-n", "mgr-webhook-system", "deploy/mgr-bootstrap", "--",
+		pod, err := e.livePod(ctx, "mgr-bootstrap")
+		if err != nil {
+			return "", err
+		}
+		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "exec", "-n", "mgr-webhook-system", pod, "--",
 			"python3", "-c", "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())", url)
 		out, err := cmd.Output()
 		return string(out), err
 	}
 	return e, nil
+}
+
+// livePod names a Ready pod of the install's Deployment name on a Ready
+// node, as kubectl exec takes it (pod/<name>): kubectl exec deploy/<name>
+// may pick a replica on a node the suite has just lost.
+func (e *Env) livePod(ctx context.Context, name string) (string, error) {
+	pods := &corev1.PodList{}
+	if err := e.Client.List(ctx, pods, client.InNamespace("mgr-webhook-system"), client.MatchingLabels{"app.kubernetes.io/name": name}); err != nil {
+		return "", err
+	}
+	for _, p := range pods.Items {
+		node := &corev1.Node{}
+		if p.DeletionTimestamp != nil || !podReady(&p) || e.Client.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, node) != nil || !nodeReady(node) {
+			continue
+		}
+		return "pod/" + p.Name, nil
+	}
+	return "", fmt.Errorf("no Ready pod of %s on a Ready node", name)
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func (e *Env) kubectl(t *testing.T, stdin []byte, args ...string) (string, error) {

@@ -59,15 +59,6 @@ func mgrPod(t *testing.T, ns, id string) *corev1.Pod {
 	return pod
 }
 
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // TestRealMgrPods: mgrs c and d of the disposable Ceph namespace (no other
 // mgr there, so which one is active is theirs alone) as real ceph-mgr
 // containers: their liveness probe (the admin socket) passes, and deleting

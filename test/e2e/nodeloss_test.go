@@ -1,0 +1,265 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build node && kind
+
+package e2e
+
+// What only a cluster of several real nodes shows (hack/e2e-kind.sh: kind,
+// built with -tags=node,kind): where the mgrs land and what happens when
+// the node of the active mgr is lost. The suite loses a node with
+// E2E_NODE_LOSS and brings it back with E2E_NODE_RESTORE, commands in which
+// {} stands for the node's name (kind: docker pause {} / docker unpause {},
+// every process of the node frozen, as a kernel hang or a cut link leaves it).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// nodeCommand runs E2E_NODE_LOSS or E2E_NODE_RESTORE for node.
+func nodeCommand(t *testing.T, variable, node string) {
+	t.Helper()
+	tmpl := os.Getenv(variable)
+	if tmpl == "" || !strings.Contains(tmpl, "{}") {
+		t.Fatalf("%s must be a command with {} for the node's name (kind: docker pause {}); it is %q", variable, tmpl)
+	}
+	cmd := exec.Command("sh", "-c", strings.ReplaceAll(tmpl, "{}", node))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s for %s: %v\n%s", variable, node, err, out)
+	}
+}
+
+func node(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	n := &corev1.Node{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// workers are the Ready nodes without the control-plane role.
+func workers(t *testing.T) []string {
+	t.Helper()
+	nodes := &corev1.NodeList{}
+	if err := env.Client.List(context.Background(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range nodes.Items {
+		if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; !cp && nodeReady(&n) && !n.Spec.Unschedulable {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// TestNodeLoss: two mgrs of one cluster run on two nodes; the node of the
+// active one is lost, under a steady stream of mgr writes. Ceph fails over
+// to the standby, the pods' mgr_role labels and both Services follow within
+// 15 s of the mgr map's change, the lost mgr's pod is replaced on a live
+// node within 30 s of the node being marked unreachable (its 5 s
+// toleration), the replacement joins Ceph as a standby, and no admission
+// fails. Then, with every worker holding a mgr of the cluster, one more
+// stays Pending and says why.
+func TestNodeLoss(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Teardown
+	if w := workers(t); len(w) < 3 {
+		t.Fatalf("%d Ready workers (%v): the test needs 3, one to lose and one to take its mgr", len(w), w)
+	}
+	// The mons keep to the control plane (test/kind/ceph-mon.yaml): a lost
+	// worker must not take the test cluster's only mon.
+	mons := &corev1.PodList{}
+	if err := env.Client.List(ctx, mons, client.InNamespace(ns), client.MatchingLabels{"app": "rook-ceph-mon"}); err != nil || len(mons.Items) == 0 {
+		t.Fatalf("the mon pods of %s: %v", ns, err)
+	}
+	for _, m := range mons.Items {
+		if _, cp := node(t, m.Spec.NodeName).Labels["node-role.kubernetes.io/control-plane"]; !cp {
+			t.Fatalf("mon pod %s runs on worker %s: losing a worker could take it", m.Name, m.Spec.NodeName)
+		}
+	}
+	ids := []string{"e", "f"}
+	for _, id := range ids {
+		explainOnFailure(t, ns, "rook-ceph-mgr-"+id)
+		apply(t, env.manifest(t, ns, id, nil))
+		t.Cleanup(func() {
+			if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-"+id, "--wait=true", "--timeout=3m"); err != nil {
+				t.Errorf("deleting mgr %s: %v\n%s", id, err, out)
+			}
+		})
+	}
+	for _, id := range ids {
+		waitReady(t, ns, "rook-ceph-mgr-"+id)
+	}
+	e, f := mgrPod(t, ns, "e"), mgrPod(t, ns, "f")
+	if e.Spec.NodeName == f.Spec.NodeName {
+		t.Fatalf("mgrs e and f of one cluster share node %s", e.Spec.NodeName)
+	}
+	t.Logf("mgr e on %s, mgr f on %s", e.Spec.NodeName, f.Spec.NodeName)
+
+	t.Run("the active mgr's node lost", func(t *testing.T) {
+		seen := makeActive(t, ns, "e", "f")
+		waitActive(t, ns, "e", seen, 15*time.Second)
+		before, _ := waitMgrMap(t, ns, "mgr e active with f standing by", func(m mgrMap) bool {
+			return m.Available && m.ActiveName == "e" && m.standby("f")
+		})
+		lost := mgrPod(t, ns, "e")
+		load := startAdmissionLoad(t, env.Namespaces[1])
+		lossAt := time.Now()
+		nodeCommand(t, "E2E_NODE_LOSS", lost.Spec.NodeName)
+		restored := false
+		restore := func() {
+			if !restored {
+				restored = true
+				nodeCommand(t, "E2E_NODE_RESTORE", lost.Spec.NodeName)
+			}
+		}
+		t.Cleanup(restore)
+
+		_, changed := waitMgrMap(t, ns, "mgr f promoted", func(m mgrMap) bool {
+			return m.Epoch > before.Epoch && m.Available && m.ActiveName == "f"
+		})
+		took, _ := waitActive(t, ns, "f", changed, 15*time.Second)
+		t.Logf("node %s lost: Ceph made f active %s later; f labelled active and alone behind both Services %s after the mgr map said so",
+			lost.Spec.NodeName, changed.Sub(lossAt).Round(100*time.Millisecond), took.Round(100*time.Millisecond))
+
+		// The node controller taints the silent node unreachable; the mgr
+		// pod's 5 s toleration then evicts it and its ReplicaSet's new pod
+		// is scheduled on a live node.
+		var tainted time.Time
+		err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			for _, taint := range node(t, lost.Spec.NodeName).Spec.Taints {
+				if taint.Key == corev1.TaintNodeUnreachable && taint.Effect == corev1.TaintEffectNoExecute && taint.TimeAdded != nil {
+					tainted = taint.TimeAdded.Time
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			t.Fatalf("node %s never tainted %s", lost.Spec.NodeName, corev1.TaintNodeUnreachable)
+		}
+		var back *corev1.Pod
+		err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			pods := &corev1.PodList{}
+			if err := env.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName, contract.LabelMgrID: "e"}); err != nil {
+				return false, nil
+			}
+			for i, p := range pods.Items {
+				if p.UID != lost.UID && p.DeletionTimestamp == nil && p.Spec.NodeName != "" {
+					back = &pods.Items[i]
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			t.Fatalf("no new pod of mgr e scheduled within 2m of node %s's unreachable taint", lost.Spec.NodeName)
+		}
+		var scheduled time.Time
+		for _, c := range back.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+				scheduled = c.LastTransitionTime.Time
+			}
+		}
+		if back.Spec.NodeName == lost.Spec.NodeName || back.Spec.NodeName == f.Spec.NodeName {
+			t.Errorf("mgr e's new pod %s was put on %s (lost: %s, mgr f's: %s)", back.Name, back.Spec.NodeName, lost.Spec.NodeName, f.Spec.NodeName)
+		}
+		// Both times are the API server's, to the second.
+		if d := scheduled.Sub(tainted); d > 30*time.Second {
+			t.Errorf("mgr e's new pod scheduled %s after node %s was tainted unreachable; want within 30s", d, lost.Spec.NodeName)
+		}
+		t.Logf("node %s tainted unreachable %s after it was lost; mgr e's new pod %s scheduled on %s %s after the taint",
+			lost.Spec.NodeName, tainted.Sub(lossAt).Round(time.Second), back.Name, back.Spec.NodeName, scheduled.Sub(tainted).Round(time.Second))
+		err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			return env.Client.Get(ctx, client.ObjectKeyFromObject(back), back) == nil && podReady(back), nil
+		})
+		if err != nil {
+			t.Fatalf("mgr e's new pod %s never Ready", back.Name)
+		}
+		waitMgrMap(t, ns, "mgr f active with e's new daemon standing by", func(m mgrMap) bool {
+			return m.Available && m.ActiveName == "f" && m.standby("e")
+		})
+		load.end(t, fmt.Sprintf("mgr writes while node %s was lost", lost.Spec.NodeName))
+
+		restore()
+		err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			return nodeReady(node(t, lost.Spec.NodeName)), nil
+		})
+		if err != nil {
+			t.Fatalf("node %s not Ready again within 3m of its restore", lost.Spec.NodeName)
+		}
+	})
+
+	t.Run("a mgr with no node left stays Pending", func(t *testing.T) {
+		// One more mgr than there are workers without one of this cluster.
+		taken := map[string]bool{}
+		for _, id := range ids {
+			taken[mgrPod(t, ns, id).Spec.NodeName] = true
+		}
+		var extra []string
+		for i := range len(workers(t)) - len(taken) + 1 {
+			extra = append(extra, string(rune('g'+i)))
+		}
+		for _, id := range extra {
+			explainOnFailure(t, ns, "rook-ceph-mgr-"+id)
+			apply(t, env.manifest(t, ns, id, nil))
+			t.Cleanup(func() {
+				if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-"+id, "--wait=true", "--timeout=3m"); err != nil {
+					t.Errorf("deleting mgr %s: %v\n%s", id, err, out)
+				}
+			})
+		}
+		var note string
+		err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			pods := &corev1.PodList{}
+			if err := env.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+				return false, nil
+			}
+			pending, placed := []corev1.Pod{}, map[string]string{}
+			for _, p := range pods.Items {
+				switch {
+				case p.DeletionTimestamp != nil:
+				case p.Spec.NodeName == "":
+					pending = append(pending, p)
+				default:
+					if other, dup := placed[p.Spec.NodeName]; dup {
+						return false, fmt.Errorf("mgrs %s and %s share node %s", other, p.Labels[contract.LabelMgrID], p.Spec.NodeName)
+					}
+					placed[p.Spec.NodeName] = p.Labels[contract.LabelMgrID]
+				}
+			}
+			if len(pending) != 1 {
+				return false, nil
+			}
+			events := &corev1.EventList{}
+			if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
+				return false, nil
+			}
+			for _, ev := range events.Items {
+				if ev.InvolvedObject.Name == pending[0].Name && ev.Reason == "FailedScheduling" {
+					note = ev.Message
+					return strings.Contains(note, "anti-affinity"), nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			t.Fatalf("not one mgr Pending with a FailedScheduling Event naming the anti-affinity (%v); last Event: %q", err, note)
+		}
+		t.Logf("mgrs %v added: one stays Pending: %s", extra, note)
+	})
+}
