@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -118,6 +119,7 @@ func TestNodeLoss(t *testing.T) {
 		})
 		lost := mgrPod(t, ns, "e")
 		load := startAdmissionLoad(t, env.Namespaces[1])
+		webhooks := webhookPodsOn(t, lost.Spec.NodeName)
 		lossAt := time.Now()
 		nodeCommand(t, "E2E_NODE_LOSS", lost.Spec.NodeName)
 		restored := false
@@ -193,7 +195,7 @@ func TestNodeLoss(t *testing.T) {
 		waitMgrMap(t, ns, "mgr f active with e's new daemon standing by", func(m mgrMap) bool {
 			return m.Available && m.ActiveName == "f" && m.standby("e")
 		})
-		load.end(t, fmt.Sprintf("mgr writes while node %s was lost", lost.Spec.NodeName))
+		endNodeLoss(t, load, lost.Spec.NodeName, webhooks)
 
 		restore()
 		err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -262,4 +264,201 @@ func TestNodeLoss(t *testing.T) {
 		}
 		t.Logf("mgrs %v added: one stays Pending: %s", extra, note)
 	})
+}
+
+// loseNode freezes node under a steady stream of mgr writes and returns a
+// func that brings it back and waits until it is Ready again.
+func loseNode(t *testing.T, name string) (restore func()) {
+	t.Helper()
+	nodeCommand(t, "E2E_NODE_LOSS", name)
+	done := false
+	restore = func() {
+		if done {
+			return
+		}
+		done = true
+		nodeCommand(t, "E2E_NODE_RESTORE", name)
+		err := wait.PollUntilContextTimeout(context.Background(), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			return nodeReady(node(t, name)), nil
+		})
+		if err != nil {
+			t.Fatalf("node %s not Ready again within 3m of its restore", name)
+		}
+	}
+	t.Cleanup(restore)
+	return restore
+}
+
+// TestComponentNodeLoss: the install's own replicas are spread over nodes,
+// and losing the node of one costs nothing: with the controller's leader
+// lost, another replica takes the lease within the lease's duration and
+// bootstraps a mgr created meanwhile; with a webhook replica's node lost,
+// no mgr write fails (failurePolicy Fail) while the node is silent and
+// until its pods are marked unready.
+func TestComponentNodeLoss(t *testing.T) {
+	ctx := context.Background()
+	webhookAvailable(t)
+	spread := func(name string) map[string]string {
+		pods := &corev1.PodList{}
+		if err := env.Client.List(ctx, pods, client.InNamespace(systemNamespace), client.MatchingLabels{"app.kubernetes.io/name": name}); err != nil {
+			t.Fatal(err)
+		}
+		nodes := map[string]string{} // node -> pod
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			if other, ok := nodes[p.Spec.NodeName]; ok {
+				t.Errorf("%s replicas %s and %s share node %s", name, other, p.Name, p.Spec.NodeName)
+			}
+			nodes[p.Spec.NodeName] = p.Name
+		}
+		if len(nodes) < 2 {
+			t.Errorf("%s runs on %d node(s): %v; the release runs 2 replicas, preferably apart", name, len(nodes), nodes)
+		}
+		return nodes
+	}
+	spread("mgr-webhook")
+	spread("mgr-bootstrap")
+
+	t.Run("the controller leader's node", func(t *testing.T) {
+		lease := &coordinationv1.Lease{}
+		key := client.ObjectKey{Namespace: systemNamespace, Name: "mgr-bootstrap.mgr.ceph.rook.io"}
+		if err := env.Client.Get(ctx, key, lease); err != nil || lease.Spec.HolderIdentity == nil || lease.Spec.LeaseDurationSeconds == nil {
+			t.Fatalf("the controller's lease: %v %+v", err, lease.Spec)
+		}
+		leader := strings.SplitN(*lease.Spec.HolderIdentity, "_", 2)[0]
+		pod := &corev1.Pod{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: systemNamespace, Name: leader}, pod); err != nil {
+			t.Fatal(err)
+		}
+		load := startAdmissionLoad(t, env.Namespaces[1])
+		webhooks := webhookPodsOn(t, pod.Spec.NodeName)
+		restore := loseNode(t, pod.Spec.NodeName)
+		lostAt := time.Now()
+		var renewed time.Time
+		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			if err := env.Client.Get(ctx, key, lease); err != nil || lease.Spec.HolderIdentity == nil {
+				return false, nil
+			}
+			if strings.HasPrefix(*lease.Spec.HolderIdentity, leader+"_") {
+				renewed = lease.Spec.RenewTime.Time // the old leader's last renewal
+				return false, nil
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatalf("the lease still held by %s 2m after its node %s was lost", leader, pod.Spec.NodeName)
+		}
+		duration := time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second
+		took := lease.Spec.AcquireTime.Sub(renewed)
+		t.Logf("node %s lost with the leader %s: %s took the lease %s after the old leader's last renewal (lease %s), %s after the loss",
+			pod.Spec.NodeName, leader, *lease.Spec.HolderIdentity, took.Round(100*time.Millisecond), duration, lease.Spec.AcquireTime.Sub(lostAt).Round(time.Second))
+		// A replica counts the lease's duration from when it saw the last
+		// renewal, and it looks once a retry period (2 s) stretched by
+		// client-go's jitter (up to 2.2×): seeing the last renewal late and
+		// trying after the lease ran out each cost at most one such period.
+		if bound := duration + 2*jitteredRetry + time.Second; took > bound {
+			t.Errorf("the lease taken %s after the old leader's last renewal; want within %s (its duration %s and two jittered retry periods)", took, bound, duration)
+		}
+		// The new leader bootstraps a mgr created while the node is lost.
+		ns := env.Teardown
+		explainOnFailure(t, ns, "rook-ceph-mgr-i")
+		apply(t, env.manifest(t, ns, "i", nil))
+		t.Cleanup(func() {
+			if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-i", "--wait=true", "--timeout=3m"); err != nil {
+				t.Errorf("deleting mgr i: %v\n%s", err, out)
+			}
+		})
+		waitReady(t, ns, "rook-ceph-mgr-i")
+		endNodeLoss(t, load, pod.Spec.NodeName, webhooks)
+		restore()
+	})
+
+	t.Run("a webhook replica's node", func(t *testing.T) {
+		webhookAvailable(t)
+		pods := webhookPods(t)
+		if len(pods) == 0 {
+			t.Fatal("no webhook pod")
+		}
+		lost := pods[0]
+		load := startAdmissionLoad(t, env.Namespaces[1])
+		waitSent(t, load, 20)
+		restore := loseNode(t, lost.Spec.NodeName)
+		endNodeLoss(t, load, lost.Spec.NodeName, []corev1.Pod{lost})
+		restore()
+	})
+}
+
+// jitteredRetry is the longest wait between two looks at the lease: the
+// controller's --leader-elect-retry-period as shipped (2 s) with client-go
+// leaderelection's JitterFactor 1.2.
+const jitteredRetry = 2 * time.Second * 22 / 10
+
+// webhookTimeout is the shipped webhooks' timeoutSeconds.
+const webhookTimeout = 5 * time.Second
+
+// webhookPodsOn are the webhook's live pods on node.
+func webhookPodsOn(t *testing.T, node string) []corev1.Pod {
+	t.Helper()
+	var on []corev1.Pod
+	for _, p := range webhookPods(t) {
+		if p.Spec.NodeName == node {
+			on = append(on, p)
+		}
+	}
+	return on
+}
+
+// endNodeLoss ends the admission load run while node was lost, webhooks
+// being the webhook's pods that were on it. With none there, no write may
+// fail. With one there, the API server keeps calling it (failurePolicy Fail)
+// until the node controller marks it unready: a write that meets it fails
+// with the webhook's timeout (5 s), and no write may fail in any other way
+// or later than one timeout after the pod was marked unready. Kubernetes
+// gives the API server no retry, so that window is the price of a lost
+// replica; the count is reported.
+func endNodeLoss(t *testing.T, l *admissionLoad, node string, webhooks []corev1.Pod) {
+	t.Helper()
+	what := fmt.Sprintf("mgr writes while node %s was lost", node)
+	if len(webhooks) == 0 {
+		l.end(t, what+" (no webhook replica on it)")
+		return
+	}
+	var unready time.Time
+	for _, w := range webhooks {
+		err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			p := &corev1.Pod{}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(&w), p); err != nil || podReady(p) {
+				return false, nil
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.LastTransitionTime.After(unready) {
+					unready = c.LastTransitionTime.Time
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatalf("webhook pod %s on lost node %s still Ready after 3m", w.Name, node)
+		}
+	}
+	// Writes go on after the replica is out of the Service.
+	waitSent(t, l, l.sent.Load()+40)
+	l.stop()
+	l.done.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// The Ready condition's time is the API server's, to the second.
+	deadline := unready.Add(webhookTimeout + time.Second)
+	for _, f := range l.failures {
+		if !strings.Contains(f.err, "context deadline exceeded") || f.at.After(deadline) {
+			t.Errorf("%s: a write failed at %s (replica %s marked unready at %s): %s", what, f.at.Format(time.RFC3339), webhooks[0].Name, unready.Format(time.RFC3339), f.err)
+		}
+	}
+	if l.sent.Load() == 0 {
+		t.Errorf("%s: no write sent", what)
+	}
+	t.Logf("%s, with webhook replica %s on it: %d writes, %d failed on the webhook's %s timeout, none later than that after the replica was marked unready (%s)",
+		what, webhooks[0].Name, l.sent.Load(), len(l.failures), webhookTimeout, unready.Format(time.RFC3339))
 }

@@ -171,8 +171,15 @@ type admissionLoad struct {
 	sent, failed atomic.Int64
 	mu           sync.Mutex
 	errs         []string
-	stop         context.CancelFunc
-	done         sync.WaitGroup
+	// failures are when each failed admission ended, and its error.
+	failures []admissionFailure
+	stop     context.CancelFunc
+	done     sync.WaitGroup
+}
+
+type admissionFailure struct {
+	at  time.Time
+	err string
 }
 
 func startAdmissionLoad(t *testing.T, ns string) *admissionLoad {
@@ -199,6 +206,7 @@ func startAdmissionLoad(t *testing.T, ns string) *admissionLoad {
 					if len(l.errs) < 5 {
 						l.errs = append(l.errs, err.Error())
 					}
+					l.failures = append(l.failures, admissionFailure{at: time.Now(), err: err.Error()})
 					l.mu.Unlock()
 				}
 			}
