@@ -94,13 +94,7 @@ func TestNodeLoss(t *testing.T) {
 	}
 	ids := []string{"e", "f"}
 	for _, id := range ids {
-		explainOnFailure(t, ns, "rook-ceph-mgr-"+id)
-		apply(t, env.manifest(t, ns, id, nil))
-		t.Cleanup(func() {
-			if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-"+id, "--wait=true", "--timeout=3m"); err != nil {
-				t.Errorf("deleting mgr %s: %v\n%s", id, err, out)
-			}
-		})
+		createMgr(t, ns, id)
 	}
 	for _, id := range ids {
 		waitReady(t, ns, "rook-ceph-mgr-"+id)
@@ -112,24 +106,12 @@ func TestNodeLoss(t *testing.T) {
 	t.Logf("mgr e on %s, mgr f on %s", e.Spec.NodeName, f.Spec.NodeName)
 
 	t.Run("the active mgr's node lost", func(t *testing.T) {
-		seen := makeActive(t, ns, "e", "f")
-		waitActive(t, ns, "e", seen, 15*time.Second)
-		before, _ := waitMgrMap(t, ns, "mgr e active with f standing by", func(m mgrMap) bool {
-			return m.Available && m.ActiveName == "e" && m.standby("f")
-		})
+		before := activeWithStandby(t, ns, "e", "f")
 		lost := mgrPod(t, ns, "e")
 		load := startAdmissionLoad(t, env.Namespaces[1])
 		webhooks := webhookPodsOn(t, lost.Spec.NodeName)
 		lossAt := time.Now()
-		nodeCommand(t, "E2E_NODE_LOSS", lost.Spec.NodeName)
-		restored := false
-		restore := func() {
-			if !restored {
-				restored = true
-				nodeCommand(t, "E2E_NODE_RESTORE", lost.Spec.NodeName)
-			}
-		}
-		t.Cleanup(restore)
+		restore := loseNode(t, lost.Spec.NodeName)
 
 		_, changed := waitMgrMap(t, ns, "mgr f promoted", func(m mgrMap) bool {
 			return m.Epoch > before.Epoch && m.Available && m.ActiveName == "f"
@@ -197,13 +179,7 @@ func TestNodeLoss(t *testing.T) {
 		})
 		endNodeLoss(t, load, lost.Spec.NodeName, webhooks)
 
-		restore()
-		err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-			return nodeReady(node(t, lost.Spec.NodeName)), nil
-		})
-		if err != nil {
-			t.Fatalf("node %s not Ready again within 3m of its restore", lost.Spec.NodeName)
-		}
+		restore() // and waits until the node is Ready again
 	})
 
 	t.Run("a mgr with no node left stays Pending", func(t *testing.T) {
@@ -217,13 +193,7 @@ func TestNodeLoss(t *testing.T) {
 			extra = append(extra, string(rune('g'+i)))
 		}
 		for _, id := range extra {
-			explainOnFailure(t, ns, "rook-ceph-mgr-"+id)
-			apply(t, env.manifest(t, ns, id, nil))
-			t.Cleanup(func() {
-				if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-"+id, "--wait=true", "--timeout=3m"); err != nil {
-					t.Errorf("deleting mgr %s: %v\n%s", id, err, out)
-				}
-			})
+			createMgr(t, ns, id)
 		}
 		var note string
 		err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -363,13 +333,7 @@ func TestComponentNodeLoss(t *testing.T) {
 		}
 		// The new leader bootstraps a mgr created while the node is lost.
 		ns := env.Teardown
-		explainOnFailure(t, ns, "rook-ceph-mgr-i")
-		apply(t, env.manifest(t, ns, "i", nil))
-		t.Cleanup(func() {
-			if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-i", "--wait=true", "--timeout=3m"); err != nil {
-				t.Errorf("deleting mgr i: %v\n%s", err, out)
-			}
-		})
+		createMgr(t, ns, "i")
 		waitReady(t, ns, "rook-ceph-mgr-i")
 		endNodeLoss(t, load, pod.Spec.NodeName, webhooks)
 		restore()

@@ -12,6 +12,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,31 @@ func mgrPod(t *testing.T, ns, id string) *corev1.Pod {
 	return pod
 }
 
+// createMgr applies the minimal mgr id in ns and deletes it (waiting for
+// its finalizer) when t ends; a failing t prints what the mgr says.
+func createMgr(t *testing.T, ns, id string) {
+	t.Helper()
+	explainOnFailure(t, ns, "rook-ceph-mgr-"+id)
+	apply(t, env.manifest(t, ns, id, nil))
+	t.Cleanup(func() {
+		if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-"+id, "--wait=true", "--timeout=3m"); err != nil {
+			t.Errorf("deleting mgr %s: %v\n%s", id, err, out)
+		}
+	})
+}
+
+// activeWithStandby brings ns to mgr active serving, the Services behind
+// it, and standby standing by, and returns that mgr map.
+func activeWithStandby(t *testing.T, ns, active, standby string) mgrMap {
+	t.Helper()
+	seen := makeActive(t, ns, active, standby)
+	waitActive(t, ns, active, seen, 15*time.Second)
+	m, _ := waitMgrMap(t, ns, fmt.Sprintf("mgr %s active with %s standing by", active, standby), func(m mgrMap) bool {
+		return m.Available && m.ActiveName == active && m.standby(standby)
+	})
+	return m
+}
+
 // TestRealMgrPods: mgrs c and d of the disposable Ceph namespace (no other
 // mgr there, so which one is active is theirs alone) as real ceph-mgr
 // containers: their liveness probe (the admin socket) passes, and deleting
@@ -68,13 +94,7 @@ func TestRealMgrPods(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Teardown
 	for _, id := range []string{"c", "d"} {
-		explainOnFailure(t, ns, "rook-ceph-mgr-"+id)
-		apply(t, env.manifest(t, ns, id, nil))
-		t.Cleanup(func() {
-			if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-"+id, "--wait=true", "--timeout=3m"); err != nil {
-				t.Errorf("deleting mgr %s: %v\n%s", id, err, out)
-			}
-		})
+		createMgr(t, ns, id)
 	}
 	for _, id := range []string{"c", "d"} {
 		waitReady(t, ns, "rook-ceph-mgr-"+id)
@@ -125,11 +145,7 @@ func TestRealMgrPods(t *testing.T) {
 	})
 
 	t.Run("deleting the active mgr's pod", func(t *testing.T) {
-		seen := makeActive(t, ns, "c", "d")
-		waitActive(t, ns, "c", seen, 15*time.Second)
-		before, _ := waitMgrMap(t, ns, "mgr c active with d standing by", func(m mgrMap) bool {
-			return m.Available && m.ActiveName == "c" && m.standby("d")
-		})
+		before := activeWithStandby(t, ns, "c", "d")
 		old := mgrPod(t, ns, "c")
 		if err := env.Client.Delete(ctx, old); err != nil {
 			t.Fatal(err)
