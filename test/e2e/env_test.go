@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,7 +272,11 @@ func (e *Env) livePod(ctx context.Context, name string) (string, error) {
 	if err := e.Client.List(ctx, pods, client.InNamespace("mgr-webhook-system"), client.MatchingLabels{"app.kubernetes.io/name": name}); err != nil {
 		return "", err
 	}
-	for _, p := range pods.Items {
+	// Take turns: a node lost a moment ago still looks Ready, and a call
+	// stuck on its pod must not be followed by another to the same.
+	start := int(livePodTurn.Add(1))
+	for i := range pods.Items {
+		p := pods.Items[(start+i)%len(pods.Items)]
 		node := &corev1.Node{}
 		if p.DeletionTimestamp != nil || !podReady(&p) || e.Client.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, node) != nil || !nodeReady(node) {
 			continue
@@ -280,6 +285,9 @@ func (e *Env) livePod(ctx context.Context, name string) (string, error) {
 	}
 	return "", fmt.Errorf("no Ready pod of %s on a Ready node", name)
 }
+
+// livePodTurn rotates livePod's first choice.
+var livePodTurn atomic.Int64
 
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {

@@ -86,7 +86,11 @@ func waitMgrMap(t *testing.T, ns, what string, cond func(mgrMap) bool) (mgrMap, 
 	var m mgrMap
 	var last string
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		out, err := env.Ceph(ctx, ns, "mgr", "dump")
+		// One call at most 15 s: the controller pod it runs in may sit on a
+		// node just lost, which still looks Ready; the next try uses another.
+		callCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		out, err := env.Ceph(callCtx, ns, "mgr", "dump")
+		cancel()
 		if err != nil {
 			if ctx.Err() == nil { // not the call the deadline cut short
 				last = err.Error()
