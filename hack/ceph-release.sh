@@ -55,9 +55,9 @@ inside() {
 if [ -f "$CACHE_ROOT/ceph-$suite/ready" ] && [ "$(cat "$CACHE_ROOT/ceph-$suite/recipe" 2>/dev/null)" = "$recipe" ]; then
   log "cached: $(cat "$CACHE_ROOT/ceph-$suite/ready")"
 else
-  for t in debootstrap bwrap; do
-    command -v "$t" >/dev/null || { echo "$t is missing: run hack/install-deps.sh" >&2; exit 1; }
-  done
+  if ! command -v debootstrap >/dev/null || ! command -v bwrap >/dev/null; then
+    "$(dirname "$0")/install-deps.sh" rootfs >&2
+  fi
   [ "$(id -u)" = 0 ] || { echo "making a root file system needs root" >&2; exit 1; }
   start=$SECONDS
   rm -rf "$CACHE_ROOT/ceph-$suite"

@@ -4,9 +4,15 @@
 # modules the bootstrap controller enables) for the controller's tests, and debootstrap and
 # bubblewrap for the other Ceph releases (hack/ceph-release.sh).
 set -euo pipefail
-# `install-deps.sh lint` installs only what make lint needs.
-pkgs=(make git shellcheck)
-[ "${1:-}" = lint ] || pkgs+=(ceph-mon ceph-mgr ceph-common ceph-mgr-dashboard ceph-mgr-rook python3-kubernetes python3-jsonpatch debootstrap bubblewrap)
+# `install-deps.sh lint` installs only what make lint needs; `install-deps.sh
+# rootfs` only what a root file system of another Debian suite needs (the
+# kind node image, the Ceph releases of hack/ceph-release.sh).
+case "${1:-}" in
+  lint) pkgs=(make git shellcheck) ;;
+  rootfs) pkgs=(debootstrap bubblewrap) ;;
+  "") pkgs=(make git shellcheck ceph-mon ceph-mgr ceph-common ceph-mgr-dashboard ceph-mgr-rook python3-kubernetes python3-jsonpatch debootstrap bubblewrap) ;;
+  *) echo "usage: $0 [lint|rootfs]" >&2; exit 2 ;;
+esac
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || need+=("$p")

@@ -57,7 +57,7 @@ trap cleanup EXIT
 # The root file system, cached by its package list.
 base=$CACHE_ROOT/kind-rootfs-bookworm-$(echo "$packages" | sha256sum | cut -c1-12).tar
 if [ ! -f "$base" ]; then
-  command -v debootstrap >/dev/null || { apt-get update -q >&2; DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >&2; }
+  command -v debootstrap >/dev/null || ./hack/install-deps.sh rootfs >&2
   log "debootstrap bookworm (minbase + $packages)"
   debootstrap --variant=minbase --include="$packages" bookworm "$work/debootstrap" "$mirror" >&2
   rm -rf "$work/debootstrap"/var/cache/apt/archives/*.deb "$work/debootstrap"/var/lib/apt/lists/*
