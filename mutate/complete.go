@@ -268,9 +268,42 @@ func (c *completer) completeMgr(m *corev1.Container) {
 		m.StartupProbe = c.adminSocketProbe(6)
 		changed = true
 	}
+	if m.Lifecycle == nil && *c.p.HandOver.Enabled {
+		m.Lifecycle = &corev1.Lifecycle{PreStop: c.handOverHook()}
+		changed = true
+	}
 	changed = dropNetRaw(m) || changed
 	c.mark(SectionContainers, changed)
 }
+
+// handOverHook fails this mgr over before its container is stopped, when it
+// is the active one: the mon promotes a standby at once, so the standby is
+// active before this mgr goes; without it the mon waits out
+// mon_mgr_beacon_grace (30 s) with no active mgr. It names the daemon by gid,
+// found by this pod's address in the mgr map, never by name: a new pod of
+// the same mgr may already run (the old one stopping on a node that came
+// back) and must not be failed. The mgr's own key may (profile mgr: mgr
+// rw). Nothing found or a failure (no mon) stops nothing: the kubelet goes on
+// to SIGTERM. Two 10 s timeouts keep it inside the 30 s grace period;
+// CEPH_ARGS is dropped so it cannot point the CLI elsewhere.
+func (c *completer) handOverHook() *corev1.LifecycleHandler {
+	return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", handOverScript(c.id)}}}
+}
+
+func handOverScript(id string) string {
+	return "unset CEPH_ARGS; set -- --name=mgr." + id + " --keyring=" + KeyringMountPath + "keyring" +
+		` --mon-host="$ROOK_CEPH_MON_HOST" --connect-timeout=5; ` +
+		`gid=$(timeout 10 ceph "$@" mgr dump --format=json | python3 -c '` + activeGIDIfMine + `'); ` +
+		`[ -z "$gid" ] || exec timeout 10 ceph "$@" mgr fail "$gid"`
+}
+
+// activeGIDIfMine reads a mgr map on stdin and prints the active mgr's gid
+// when its address is one of this pod's, else nothing.
+const activeGIDIfMine = `import json, socket, sys
+m = json.load(sys.stdin)
+mine = {a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None)}
+addr = m.get("active_addr", "").rsplit(":", 1)[0].strip("[]")
+print(m["active_gid"] if addr in mine else "")`
 
 // adminSocketProbe asks the mgr's admin socket for its status every 10 s
 // (env -i: the container's CEPH_ARGS would point the ceph CLI elsewhere).

@@ -5,8 +5,11 @@ package mutate
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -261,7 +264,8 @@ func TestInitImagesFollowTheMgrImage(t *testing.T) {
 
 // TestPlacement: completion places and probes a mgr as Rook does (required
 // anti-affinity between a cluster's mgrs on kubernetes.io/hostname, 5 s on
-// a lost node, system-cluster-critical, NET_RAW dropped, a startup probe),
+// a lost node, system-cluster-critical, NET_RAW dropped, a startup probe,
+// a preStop hook that hands the active role over),
 // the policy relaxes or changes each, and what the Deployment sets itself
 // is kept.
 func TestPlacement(t *testing.T) {
@@ -309,6 +313,10 @@ func TestPlacement(t *testing.T) {
 			!strings.Contains(strings.Join(p.Exec.Command, " "), "ceph --admin-daemon /var/run/ceph/ceph-mgr.a.asok status") {
 			t.Errorf("startupProbe %+v; want the admin socket, 6 x 10 s", p)
 		}
+		if l := m.Lifecycle; l == nil || l.PreStop == nil || l.PreStop.Exec == nil || l.PostStart != nil ||
+			!slices.Equal(l.PreStop.Exec.Command, []string{"sh", "-c", handOverScript("a")}) {
+			t.Errorf("lifecycle %+v; want the preStop hook handing mgr a's active role over", l)
+		}
 	})
 	t.Run("the policy's", func(t *testing.T) {
 		p := DefaultPolicy()
@@ -316,6 +324,7 @@ func TestPlacement(t *testing.T) {
 		p.Placement.PriorityClassName = "ceph-critical"
 		p.Placement.NodeLossTolerationSeconds = ptrTo[int64](30)
 		p.StartupProbe.Enabled = ptrTo(false)
+		p.HandOver.Enabled = ptrTo(false)
 		spec := complete(t, minimal(), p)
 		if a := spec.Affinity.PodAntiAffinity; len(a.RequiredDuringSchedulingIgnoredDuringExecution) != 0 ||
 			!equality.Semantic.DeepEqual(a.PreferredDuringSchedulingIgnoredDuringExecution, []corev1.WeightedPodAffinityTerm{{Weight: 50, PodAffinityTerm: mgrTerm}}) {
@@ -323,6 +332,9 @@ func TestPlacement(t *testing.T) {
 		}
 		if !equality.Semantic.DeepEqual(spec.Tolerations, tolerations(30)) || spec.PriorityClassName != "ceph-critical" || spec.Containers[0].StartupProbe != nil {
 			t.Errorf("tolerations %+v, priority class %q, startup probe %+v", spec.Tolerations, spec.PriorityClassName, spec.Containers[0].StartupProbe)
+		}
+		if spec.Containers[0].Lifecycle != nil {
+			t.Errorf("lifecycle %+v; the policy turned the hand-over off", spec.Containers[0].Lifecycle)
 		}
 	})
 	t.Run("the user's kept", func(t *testing.T) {
@@ -337,6 +349,8 @@ func TestPlacement(t *testing.T) {
 		ps.Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
 		userProbe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(6800)}}, FailureThreshold: 30}
 		ps.Containers[0].StartupProbe = userProbe
+		userLifecycle := &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}
+		ps.Containers[0].Lifecycle = userLifecycle
 		spec := complete(t, d, DefaultPolicy())
 		if !equality.Semantic.DeepEqual(spec.Affinity, &corev1.Affinity{PodAntiAffinity: own, NodeAffinity: zone}) {
 			t.Errorf("affinity %+v; want the user's", spec.Affinity)
@@ -350,5 +364,65 @@ func TestPlacement(t *testing.T) {
 			t.Errorf("priority class %q, capabilities %+v, startup probe %+v; want the user's", spec.PriorityClassName,
 				spec.Containers[0].SecurityContext.Capabilities, spec.Containers[0].StartupProbe)
 		}
+		if !equality.Semantic.DeepEqual(spec.Containers[0].Lifecycle, userLifecycle) {
+			t.Errorf("lifecycle %+v; want the user's, without a preStop of ours", spec.Containers[0].Lifecycle)
+		}
 	})
+}
+
+// TestHandOverScript: the preStop hook runs as mgr a's own key against the
+// pod's mons, and fails a daemon by the gid the mgr map gives this pod's
+// address, never by name (a new pod of mgr a may already run).
+func TestHandOverScript(t *testing.T) {
+	script := handOverScript("a")
+	for _, want := range []string{
+		"unset CEPH_ARGS;",
+		"--name=mgr.a --keyring=/etc/ceph/keyring-store/keyring",
+		`--mon-host="$ROOK_CEPH_MON_HOST" --connect-timeout=5`,
+		`timeout 10 ceph "$@" mgr dump --format=json`,
+		`[ -z "$gid" ] || exec timeout 10 ceph "$@" mgr fail "$gid"`,
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the hook lacks %q:\n%s", want, script)
+		}
+	}
+	if strings.Contains(script, "mgr fail a") {
+		t.Errorf("the hook fails mgr a by name:\n%s", script)
+	}
+
+	// The gid picker, run by the python3 every Ceph image has.
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 runs the hook's gid picker in every Ceph image; install it to test it")
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ips, err := net.LookupHost(host)
+	if err != nil || len(ips) == 0 {
+		t.Fatalf("this host's addresses (the pod's, in a pod): %v %v", ips, err)
+	}
+	mine := ips[0]
+	if strings.Contains(mine, ":") {
+		mine = "[" + mine + "]"
+	}
+	for _, c := range []struct{ name, addr, want string }{
+		{"active here", mine + ":6801/829298909", "4368"},
+		{"active elsewhere", "192.0.2.1:6801/829298909", ""},
+		{"no active", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, _ := json.Marshal(map[string]any{"active_gid": 4368, "active_name": "a", "active_addr": c.addr})
+			cmd := exec.Command(python, "-c", activeGIDIfMine)
+			cmd.Stdin = bytes.NewReader(m)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if got := strings.TrimSpace(string(out)); got != c.want {
+				t.Errorf("gid %q for active_addr %q (this host: %v); want %q", got, c.addr, ips, c.want)
+			}
+		})
+	}
 }

@@ -64,6 +64,11 @@ type PolicySpec struct {
 	// (Rook's: 10 s apart, 6 failures), which holds the liveness probe off
 	// while a mgr loads its modules.
 	StartupProbe StartupProbe `json:"startupProbe,omitempty"`
+	// HandOver controls the mgr container's preStop hook that fails the mgr
+	// over before its pod stops (a drain, a rollout, a deletion): a standby
+	// takes the active role at once, where Ceph would otherwise wait out
+	// mon_mgr_beacon_grace (30 s) with no active mgr.
+	HandOver HandOver `json:"handOver,omitempty"`
 	// Placement is where the mgrs of a cluster run, as Rook places them.
 	Placement Placement `json:"placement,omitempty"`
 	// AllowPrivileged admits privileged containers.
@@ -211,6 +216,15 @@ type StartupProbe struct {
 	Enabled *bool `json:"enabled,omitempty"`
 }
 
+// HandOver controls the preStop hook added when the mgr container has no
+// lifecycle of its own.
+//
+// +kubebuilder:object:generate=true
+type HandOver struct {
+	// Enabled defaults to true.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
 // Placement is what completion adds to a mgr's Pod so that one node's loss
 // takes one mgr of a cluster at most and a lost mgr comes back in seconds,
 // as Rook places its mgrs. A value the Deployment sets itself is kept.
@@ -284,6 +298,9 @@ func (p *Policy) setDefaults() {
 	}
 	if p.StartupProbe.Enabled == nil {
 		p.StartupProbe.Enabled = ptrTo(true)
+	}
+	if p.HandOver.Enabled == nil {
+		p.HandOver.Enabled = ptrTo(true)
 	}
 	if p.Placement.PriorityClassName == "" {
 		p.Placement.PriorityClassName = "system-cluster-critical"

@@ -35,6 +35,7 @@ var seedPlacementDeviations = map[string]string{
 	"priorityClassName": "system-cluster-critical (Rook's example cluster): a mgr is not preempted for ordinary pods",
 	"securityContext":   "every container of ours drops NET_RAW (as Rook's daemons): no raw sockets from a mgr pod",
 	"startupProbe":      "the mgr's admin socket, 6 x 10 s, before liveness counts",
+	"lifecycle":         "a preStop hook fails the mgr over: a drained or deleted active mgr hands over at once, not after the 30 s beacon grace",
 }
 
 // withOwnServerAddrKey turns the seed's init containers into ours on
@@ -167,6 +168,7 @@ func TestSeedPodTemplate(t *testing.T) {
 		seedLacks("securityContext", sc, seed.SecurityContext, sc != nil && sc.Capabilities != nil && slices.Contains(sc.Capabilities.Drop, "NET_RAW"))
 	}
 	seedLacks("startupProbe", got.Spec.Containers[0].StartupProbe, want.Spec.Containers[0].StartupProbe, got.Spec.Containers[0].StartupProbe != nil)
+	seedLacks("lifecycle", got.Spec.Containers[0].Lifecycle, want.Spec.Containers[0].Lifecycle, got.Spec.Containers[0].Lifecycle != nil)
 
 	// Volumes: the seed shows API-server defaults (defaultMode 420); compare
 	// what we set after filling those in.

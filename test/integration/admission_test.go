@@ -238,7 +238,8 @@ func TestSeedPodTemplateThroughAPIServer(t *testing.T) {
 	// And where Rook places and probes mgrs today and the seed did not
 	// (mutate's seedPlacementDeviations, each checked there to be set): the
 	// anti-affinity, 5 s node-loss tolerations, the priority class, the
-	// startup probe, and NET_RAW dropped in every container of ours.
+	// startup probe, the hand-over hook, and NET_RAW dropped in every
+	// container of ours.
 	for _, k := range []string{"affinity", "tolerations", "priorityClassName"} {
 		if _, ok := got[k]; !ok {
 			t.Errorf("stored template lacks %s", k)
@@ -246,6 +247,7 @@ func TestSeedPodTemplateThroughAPIServer(t *testing.T) {
 		delete(got, k)
 	}
 	delete(got["containers"].([]any)[0].(map[string]any), "startupProbe")
+	delete(got["containers"].([]any)[0].(map[string]any), "lifecycle")
 	for _, key := range []string{"containers", "initContainers"} {
 		for _, c := range got[key].([]any) {
 			delete(c.(map[string]any), "securityContext")
