@@ -126,7 +126,10 @@ if [ -z "$cidrs" ]; then
   fi
 fi
 log "the webhook port admits $cidrs"
-sed "s#CONTROL-PLANE-CIDR#${cidrs%%,*}#" "$work/install-$CERT_MODE.yaml" | kubectl apply --server-side -f -
+# --force-conflicts: on a cluster kept from an earlier run (KIND_KEEP) the
+# release takes back the fields this script's own set env and patches below
+# changed, and they are made again.
+sed "s#CONTROL-PLANE-CIDR#${cidrs%%,*}#" "$work/install-$CERT_MODE.yaml" | kubectl apply --server-side --force-conflicts -f -
 rest=${cidrs#*,}
 if [ "$rest" != "$cidrs" ]; then
   for cidr in ${rest//,/ }; do

@@ -277,33 +277,43 @@ func (c *completer) completeMgr(m *corev1.Container) {
 }
 
 // handOverHook fails this mgr over before its container is stopped, when it
-// is the active one: the mon promotes a standby at once, so the standby is
-// active before this mgr goes; without it the mon waits out
-// mon_mgr_beacon_grace (30 s) with no active mgr. It names the daemon by gid,
-// found by this pod's address in the mgr map, never by name: a new pod of
-// the same mgr may already run (the old one stopping on a node that came
-// back) and must not be failed. The mgr's own key may (profile mgr: mgr
-// rw). Nothing found or a failure (no mon) stops nothing: the kubelet goes on
-// to SIGTERM. Two 10 s timeouts keep it inside the 30 s grace period;
-// CEPH_ARGS is dropped so it cannot point the CLI elsewhere.
+// is the active one and a standby is there to take over: the mon promotes the
+// standby at once, where without it the mon waits out mon_mgr_beacon_grace
+// (30 s) with no active mgr. It names the daemon by gid, found by this pod's
+// address in the mgr map, never by name: a new pod of the same mgr may
+// already run (the old one stopping on a node that came back) and must not be
+// failed. A failed mgr respawns in place, and as PID 1 it drops a SIGTERM that
+// arrives before its new process handles signals, which would hold the pod
+// for its whole grace period; so the hook returns once the respawned daemon
+// is back in the map as a standby (at most 10 s). The mgr's own key may
+// (profile mgr: mgr rw). Nothing found or a failure (no mon) stops nothing:
+// the kubelet goes on to SIGTERM. CEPH_ARGS is dropped so it cannot point the
+// CLI elsewhere.
 func (c *completer) handOverHook() *corev1.LifecycleHandler {
 	return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", handOverScript(c.id)}}}
 }
 
 func handOverScript(id string) string {
-	return "unset CEPH_ARGS; set -- --name=mgr." + id + " --keyring=" + KeyringMountPath + "keyring" +
-		` --mon-host="$ROOK_CEPH_MON_HOST" --connect-timeout=5; ` +
-		`gid=$(timeout 10 ceph "$@" mgr dump --format=json | python3 -c '` + activeGIDIfMine + `'); ` +
-		`[ -z "$gid" ] || exec timeout 10 ceph "$@" mgr fail "$gid"`
+	return "unset CEPH_ARGS; p='" + handOverPicker + "'; " +
+		"c() { timeout 10 ceph --name=mgr." + id + " --keyring=" + KeyringMountPath + "keyring" +
+		` --mon-host="$ROOK_CEPH_MON_HOST" --connect-timeout=5 "$@"; }; ` +
+		`gid=$(c mgr dump --format=json | python3 -c "$p" mine ` + id + `); ` +
+		`[ -n "$gid" ] && c mgr fail "$gid" || exit 0; ` +
+		`for _ in 1 2 3 4 5 6 7 8 9 10; do c mgr dump --format=json | python3 -c "$p" back ` + id + ` && exit 0; sleep 1; done`
 }
 
-// activeGIDIfMine reads a mgr map on stdin and prints the active mgr's gid
-// when its address is one of this pod's, else nothing.
-const activeGIDIfMine = `import json, socket, sys
+// handOverPicker reads a mgr map on stdin. "mine <id>": print the active
+// mgr's gid when its address is one of this pod's and a standby is there,
+// else nothing. "back <id>": succeed when a standby named <id> is in the map.
+// No single quote: the hook quotes it so.
+const handOverPicker = `import json, socket, sys
 m = json.load(sys.stdin)
+standbys = [s.get("name") for s in m.get("standbys", [])]
+if sys.argv[1] == "back":
+    sys.exit(0 if sys.argv[2] in standbys else 1)
 mine = {a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None)}
 addr = m.get("active_addr", "").rsplit(":", 1)[0].strip("[]")
-print(m["active_gid"] if addr in mine else "")`
+print(m["active_gid"] if addr in mine and standbys else "")`
 
 // adminSocketProbe asks the mgr's admin socket for its status every 10 s
 // (env -i: the container's CEPH_ARGS would point the ceph CLI elsewhere).

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -370,30 +371,17 @@ func TestPlacement(t *testing.T) {
 	})
 }
 
-// TestHandOverScript: the preStop hook runs as mgr a's own key against the
-// pod's mons, and fails a daemon by the gid the mgr map gives this pod's
-// address, never by name (a new pod of mgr a may already run).
+// TestHandOverScript runs the preStop hook under sh with a stand-in ceph CLI
+// that answers from canned mgr maps and records its calls: the hook fails
+// this pod's daemon by gid, only when it is active and a standby is there,
+// never by name, then waits until the respawned daemon is back as a standby.
 func TestHandOverScript(t *testing.T) {
-	script := handOverScript("a")
-	for _, want := range []string{
-		"unset CEPH_ARGS;",
-		"--name=mgr.a --keyring=/etc/ceph/keyring-store/keyring",
-		`--mon-host="$ROOK_CEPH_MON_HOST" --connect-timeout=5`,
-		`timeout 10 ceph "$@" mgr dump --format=json`,
-		`[ -z "$gid" ] || exec timeout 10 ceph "$@" mgr fail "$gid"`,
-	} {
-		if !strings.Contains(script, want) {
-			t.Errorf("the hook lacks %q:\n%s", want, script)
-		}
+	if strings.Contains(handOverPicker, "'") {
+		t.Fatal("the picker holds a single quote: the hook quotes it in single quotes")
 	}
-	if strings.Contains(script, "mgr fail a") {
-		t.Errorf("the hook fails mgr a by name:\n%s", script)
-	}
-
-	// The gid picker, run by the python3 every Ceph image has.
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		t.Fatal("python3 runs the hook's gid picker in every Ceph image; install it to test it")
+		t.Fatal("python3 runs the hook's picker in every Ceph image; install it to test the hook")
 	}
 	host, err := os.Hostname()
 	if err != nil {
@@ -403,25 +391,71 @@ func TestHandOverScript(t *testing.T) {
 	if err != nil || len(ips) == 0 {
 		t.Fatalf("this host's addresses (the pod's, in a pod): %v %v", ips, err)
 	}
-	mine := ips[0]
-	if strings.Contains(mine, ":") {
-		mine = "[" + mine + "]"
+	here := ips[0]
+	if strings.Contains(here, ":") {
+		here = "[" + here + "]"
 	}
-	for _, c := range []struct{ name, addr, want string }{
-		{"active here", mine + ":6801/829298909", "4368"},
-		{"active elsewhere", "192.0.2.1:6801/829298909", ""},
-		{"no active", "", ""},
+	mgrMap := func(addr string, standbys ...string) string {
+		var sb []map[string]any
+		for i, n := range standbys {
+			sb = append(sb, map[string]any{"gid": 5000 + i, "name": n})
+		}
+		m, _ := json.Marshal(map[string]any{"active_gid": 4368, "active_name": "a", "active_addr": addr, "standbys": sb})
+		return string(m)
+	}
+	for _, c := range []struct {
+		name  string
+		dumps []string // the mgr maps the stand-in answers, in turn
+		calls []string
+	}{
+		{"active here, a standby", []string{mgrMap(here+":6801/8292", "b"), mgrMap("192.0.2.9:6801/1", "a")},
+			[]string{"mgr dump --format=json", "mgr fail 4368", "mgr dump --format=json"}},
+		{"active here, back on the second look", []string{mgrMap(here+":6801/8292", "b"), mgrMap("192.0.2.9:6801/1"), mgrMap("192.0.2.9:6801/1", "a")},
+			[]string{"mgr dump --format=json", "mgr fail 4368", "mgr dump --format=json", "mgr dump --format=json"}},
+		{"active here, no standby", []string{mgrMap(here + ":6801/8292")}, []string{"mgr dump --format=json"}},
+		{"active elsewhere", []string{mgrMap("192.0.2.1:6801/8292", "a")}, []string{"mgr dump --format=json"}},
+		{"no active", []string{mgrMap("", "b")}, []string{"mgr dump --format=json"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m, _ := json.Marshal(map[string]any{"active_gid": 4368, "active_name": "a", "active_addr": c.addr})
-			cmd := exec.Command(python, "-c", activeGIDIfMine)
-			cmd.Stdin = bytes.NewReader(m)
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%v: %s", err, out)
+			dir := t.TempDir()
+			for i, d := range c.dumps {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("dump%d", i)), []byte(d), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if got := strings.TrimSpace(string(out)); got != c.want {
-				t.Errorf("gid %q for active_addr %q (this host: %v); want %q", got, c.addr, ips, c.want)
+			// The stand-in: logs the connection flags, CEPH_ARGS and the rest,
+			// answers each mgr dump with the next map (the last one again).
+			stub := `#!/bin/sh
+d=` + dir + `
+for a; do case $a in --name=*|--keyring=*|--mon-host=*|--connect-timeout=*) echo "$a" >> $d/flags ;; *) set -- "$@" "$a" ;; esac; shift; done
+echo "$*" >> $d/calls
+echo "${CEPH_ARGS:-}" >> $d/ceph_args
+case "$*" in
+"mgr dump --format=json") n=$(cat $d/n 2>/dev/null || echo 0); [ -f $d/dump$n ] && echo $((n+1)) > $d/n || n=$((n-1)); cat $d/dump$n ;;
+esac
+`
+			if err := os.WriteFile(filepath.Join(dir, "ceph"), []byte(stub), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(python, filepath.Join(dir, "python3")); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("sh", "-c", handOverScript("a"))
+			cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "ROOK_CEPH_MON_HOST=v2:10.0.0.1:3300", "CEPH_ARGS=--name=client.admin"}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("the hook: %v\n%s", err, out)
+			}
+			data, _ := os.ReadFile(filepath.Join(dir, "calls"))
+			if got := strings.Split(strings.TrimSpace(string(data)), "\n"); !slices.Equal(got, c.calls) {
+				t.Errorf("ceph called with %q; want %q", got, c.calls)
+			}
+			flags, _ := os.ReadFile(filepath.Join(dir, "flags"))
+			want := "--name=mgr.a\n--keyring=/etc/ceph/keyring-store/keyring\n--mon-host=v2:10.0.0.1:3300\n--connect-timeout=5\n"
+			if string(flags) != strings.Repeat(want, len(c.calls)) {
+				t.Errorf("connection flags %q; want mgr a's own key and the pod's mons on every call", flags)
+			}
+			if env, _ := os.ReadFile(filepath.Join(dir, "ceph_args")); strings.TrimSpace(string(env)) != "" {
+				t.Errorf("CEPH_ARGS reached the CLI: %q", env)
 			}
 		})
 	}

@@ -62,7 +62,10 @@ type mgrMap struct {
 	Available  bool   `json:"available"`
 	ActiveName string `json:"active_name"`
 	ActiveGID  uint64 `json:"active_gid"`
-	Standbys   []struct {
+	// ActiveChange is when the mons last changed the active mgr (their
+	// clock, microseconds).
+	ActiveChange string `json:"active_change"`
+	Standbys     []struct {
 		Name string `json:"name"`
 	} `json:"standbys"`
 }
