@@ -155,15 +155,7 @@ func TestDrain(t *testing.T) {
 	if back.Spec.NodeName == nodeName || back.Spec.NodeName == standby.Spec.NodeName {
 		t.Errorf("mgr j's new pod %s was put on %s (drained: %s, mgr k's: %s)", back.Name, back.Spec.NodeName, nodeName, standby.Spec.NodeName)
 	}
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return env.Client.Get(ctx, client.ObjectKeyFromObject(back), back) == nil && podReady(back), nil
-	})
-	if err != nil {
-		t.Fatalf("mgr j's new pod %s never Ready", back.Name)
-	}
-	waitMgrMap(t, ns, "mgr k active with j's new daemon standing by", func(m mgrMap) bool {
-		return m.Available && m.ActiveName == "k" && m.standby("j")
-	})
+	rejoined(t, ns, back, "k")
 	// Both Ready again: the budget allows one eviction (the disruption
 	// controller's count follows within seconds).
 	var last error

@@ -168,15 +168,7 @@ func TestNodeLoss(t *testing.T) {
 		}
 		t.Logf("node %s tainted unreachable %s after it was lost; mgr e's new pod %s scheduled on %s %s after the taint",
 			lost.Spec.NodeName, tainted.Sub(lossAt).Round(time.Second), back.Name, back.Spec.NodeName, scheduled.Sub(tainted).Round(time.Second))
-		err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-			return env.Client.Get(ctx, client.ObjectKeyFromObject(back), back) == nil && podReady(back), nil
-		})
-		if err != nil {
-			t.Fatalf("mgr e's new pod %s never Ready", back.Name)
-		}
-		waitMgrMap(t, ns, "mgr f active with e's new daemon standing by", func(m mgrMap) bool {
-			return m.Available && m.ActiveName == "f" && m.standby("e")
-		})
+		rejoined(t, ns, back, "f")
 		endNodeLoss(t, load, lost.Spec.NodeName, webhooks)
 
 		restore() // and waits until the node is Ready again

@@ -85,6 +85,22 @@ func activeWithStandby(t *testing.T, ns, active, standby string) mgrMap {
 	return m
 }
 
+// rejoined waits until pod, a mgr's replacement, is Ready and its daemon
+// stands by in ns's mgr map with active still the active mgr.
+func rejoined(t *testing.T, ns string, pod *corev1.Pod, active string) {
+	t.Helper()
+	id := pod.Labels[contract.LabelMgrID]
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod) == nil && podReady(pod), nil
+	})
+	if err != nil {
+		t.Fatalf("mgr %s's new pod %s never Ready", id, pod.Name)
+	}
+	waitMgrMap(t, ns, fmt.Sprintf("mgr %s active with %s's new daemon standing by", active, id), func(m mgrMap) bool {
+		return m.Available && m.ActiveName == active && m.standby(id)
+	})
+}
+
 // TestRealMgrPods: mgrs c and d of the disposable Ceph namespace (no other
 // mgr there, so which one is active is theirs alone) as real ceph-mgr
 // containers: their liveness probe (the admin socket) passes, and deleting
