@@ -28,7 +28,6 @@ const (
 	ReasonKeyKept                  = "KeyKept"
 	ReasonNotOwned                 = "NotOwned"
 	ReasonReleased                 = "Released"
-	ReasonPolicyAudit              = "PolicyAudit"
 	ReasonDashboardPasswordInvalid = "DashboardPasswordInvalid"
 	// ReasonStatusForged: the status annotation was not the controller's own.
 	ReasonStatusForged = "StatusForged"

@@ -11,7 +11,6 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
@@ -107,7 +106,7 @@ func DefaultOptions() Options {
 		RoleWorkers:         16,
 		AuditInterval:       time.Minute,
 		AuditReportLimit:    100,
-		Namespace:           "mgr-webhook-system",
+		Namespace:           contract.InstallNamespace,
 	}
 }
 
@@ -134,11 +133,8 @@ func (o Options) InForce() (modules, choices, adopt []string) {
 // serverAddrInit reports whether the policy in force runs the mgrs'
 // server_addr init containers: only then does a mgr get their key.
 func (o Options) serverAddrInit() bool {
-	p := mutate.DefaultPolicy()
-	if o.Policy != nil {
-		p = o.Policy.Current()
-	}
-	return p.ServerAddrInitContainers.Enabled == nil || *p.ServerAddrInitContainers.Enabled
+	enabled := o.Policy.Current().ServerAddrInitContainers.Enabled
+	return enabled == nil || *enabled
 }
 
 // adopts reports whether existing keys of namespace ns may be adopted.

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // The status annotation is where users read a mgr's progress, and it is the
@@ -133,7 +135,7 @@ func (l *statusKeyLoader) load(ctx context.Context) ([]byte, error) {
 		}
 		sec = &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: l.namespace, Name: StatusKeySecretName,
-				Labels: map[string]string{"app.kubernetes.io/name": "mgr-bootstrap", "app.kubernetes.io/component": "status-key"}},
+				Labels: map[string]string{"app.kubernetes.io/name": contract.ControllerName, "app.kubernetes.io/component": "status-key"}},
 			Type: corev1.SecretTypeOpaque,
 			Data: map[string][]byte{statusKeyKey: key},
 		}

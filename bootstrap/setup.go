@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/policy"
 )
@@ -102,7 +103,7 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("mgr-bootstrap"),
+		Recorder:  mgr.GetEventRecorder(contract.ControllerName),
 		Options:   o,
 		seal:      &sealer{},
 	}
@@ -117,7 +118,8 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 		return err
 	}
 	if o.Policy != nil && o.AuditInterval > 0 {
-		if err := mgr.Add(&Auditor{r: r}); err != nil {
+		if err := mgr.Add(&audit.Auditor{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder,
+			Policy: o.Policy, Interval: o.AuditInterval, ReportLimit: o.AuditReportLimit}); err != nil {
 			return err
 		}
 	}
@@ -177,7 +179,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 	}
 	b = b.WatchesRawSource(source.Channel(answered, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)))
 	return b.
-		Named("mgr-bootstrap").
+		Named(contract.ControllerName).
 		For(&appsv1.Deployment{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: specOrIntentChanged})).
 		Owns(&corev1.Secret{}, builder.OnlyMetadata).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace),

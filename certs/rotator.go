@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // RBAC of the self-signed mode: its two webhook configurations by name, its
@@ -114,7 +116,7 @@ func (r *Rotator) write(ctx context.Context, s *corev1.Secret, exists bool, data
 	repair := exists && len(s.Data) > 0 && reasons.Repair()
 	if !exists {
 		s = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: r.SecretName, Namespace: r.Namespace, Labels: map[string]string{"app.kubernetes.io/name": "mgr-webhook"}},
+			ObjectMeta: metav1.ObjectMeta{Name: r.SecretName, Namespace: r.Namespace, Labels: map[string]string{"app.kubernetes.io/name": contract.WebhookName}},
 			Type:       corev1.SecretTypeOpaque,
 			Data:       data,
 		}

@@ -32,6 +32,15 @@ const (
 	AppName = "rook-ceph-mgr"
 )
 
+// The install: the namespace the manifests and the chart install into, and
+// its two components' names, each one's Deployment, ServiceAccount, Event
+// source, field manager and leader-election lease prefix.
+const (
+	InstallNamespace = "mgr-webhook-system"
+	WebhookName      = "mgr-webhook"
+	ControllerName   = "mgr-bootstrap"
+)
+
 // Annotations read and written on the Deployment.
 const (
 	// AnnotationInjectSidecars asks for policy sidecars by name, comma-separated.

@@ -44,8 +44,13 @@ func NewStore(p *mutate.Policy, source string) *Store {
 // Static is a Store that never changes (tests, file mode).
 func Static(p *mutate.Policy) *Store { return NewStore(p, "static") }
 
-// Current is the policy in force.
-func (s *Store) Current() *mutate.Policy { return s.cur.Load().Policy }
+// Current is the policy in force; a nil Store's is the built-in policy.
+func (s *Store) Current() *mutate.Policy {
+	if s == nil {
+		return mutate.DefaultPolicy()
+	}
+	return s.cur.Load().Policy
+}
 
 // InForce is the policy in force with where it came from.
 func (s *Store) InForce() InForce { return *s.cur.Load() }

@@ -49,3 +49,16 @@ func TestStoreSignalsOnlyChanges(t *testing.T) {
 		t.Errorf("in force: minimum %s", s.Current().Images.MinimumCephVersion)
 	}
 }
+
+// TestNilStoreIsBuiltIn: a component given no Store enforces the built-in
+// policy, the one FromFile("") holds.
+func TestNilStoreIsBuiltIn(t *testing.T) {
+	var none *Store
+	builtIn, err := FromFile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := none.Current().Hash(), builtIn.Current().Hash(); got != want {
+		t.Errorf("a nil Store's policy hashes %s, the built-in one %s", got, want)
+	}
+}

@@ -93,31 +93,31 @@ func main() {
 	flag.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to reconcile, comma-separated (a namespaced install: the controller watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
 	flag.StringVar(&o.Namespace, "namespace", "", "the controller's own namespace, where Secret "+bootstrap.StatusKeySecretName+" seals its status (default: the pod's namespace in-cluster, else --leader-election-namespace, else "+o.Namespace+")")
 	flag.BoolVar(&o.release, "release-mgrs", false, "before an uninstall (the chart's pre-delete hook runs this): scale this controller's Deployment --release-deployment to 0, wait for its pods to be gone, remove its finalizer from every mgr Deployment of --namespaces, and exit; keys, keyrings and Services stay")
-	flag.StringVar(&o.releaseDeployment, "release-deployment", "mgr-bootstrap", "with --release-mgrs: the controller's Deployment, in --namespace")
+	flag.StringVar(&o.releaseDeployment, "release-deployment", contract.ControllerName, "with --release-mgrs: the controller's Deployment, in --namespace")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	printVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
 	build := version.Get()
 	if *printVersion {
-		fmt.Println(build.String("mgr-bootstrap"))
+		fmt.Println(build.String(contract.ControllerName))
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	// client-go and leader election log through klog: the same JSON lines.
 	klog.SetLogger(ctrl.Log.WithName("klog"))
-	ctrl.Log.Info("mgr-bootstrap", "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
-	metrics.Registry.MustRegister(version.Collector("mgr-bootstrap"))
+	ctrl.Log.Info(contract.ControllerName, "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
+	metrics.Registry.MustRegister(version.Collector(contract.ControllerName))
 	flag.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if o.release {
 		if err := release(o); err != nil {
-			fmt.Fprintln(os.Stderr, "mgr-bootstrap --release-mgrs:", err)
+			fmt.Fprintln(os.Stderr, contract.ControllerName+" --release-mgrs:", err)
 			os.Exit(1)
 		}
 		return
 	}
 	if err := run(o); err != nil {
-		fmt.Fprintln(os.Stderr, "mgr-bootstrap:", err)
+		fmt.Fprintln(os.Stderr, contract.ControllerName+":", err)
 		os.Exit(1)
 	}
 }
@@ -171,7 +171,7 @@ func run(o options) error {
 		Metrics:                       o.metrics.Options(),
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "mgr-bootstrap.mgr.ceph.rook.io",
+		LeaderElectionID:              contract.ControllerName + ".mgr.ceph.rook.io",
 		LeaderElectionNamespace:       o.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &o.leaseDuration,

@@ -69,8 +69,8 @@ func main() {
 	flag.StringVar(&o.certMode, "cert-mode", "files", `"files": serve tls.crt/tls.key from --cert-dir as provided (cert-manager, or by hand); "self-signed": create and rotate a CA and serving certificate in Secret --cert-secret and inject the CA into the webhook configurations`)
 	flag.StringVar(&o.certSecret, "cert-secret", "mgr-webhook-certs", "self-signed: the Secret holding the CA and serving certificate")
 	flag.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "self-signed: namespace of the Secret and Service (default $POD_NAMESPACE)")
-	flag.StringVar(&o.serviceName, "service-name", "mgr-webhook", "self-signed: the webhook's Service, whose DNS names the certificate covers")
-	flag.StringVar(&o.webhookConfig, "webhook-config-name", "mgr-webhook", "self-signed: name of the Mutating- and ValidatingWebhookConfiguration to inject the CA into")
+	flag.StringVar(&o.serviceName, "service-name", contract.WebhookName, "self-signed: the webhook's Service, whose DNS names the certificate covers")
+	flag.StringVar(&o.webhookConfig, "webhook-config-name", contract.WebhookName, "self-signed: name of the Mutating- and ValidatingWebhookConfiguration to inject the CA into")
 	flag.StringVar(&o.extraSANs, "cert-extra-sans", "", "self-signed: more DNS names or IPs for the certificate, comma-separated")
 	flag.DurationVar(&o.caLifetime, "ca-lifetime", certs.DefaultLifetimes.CA, "self-signed: CA lifetime (renewed with a third left)")
 	flag.DurationVar(&o.certLifetime, "cert-lifetime", certs.DefaultLifetimes.Serving, "self-signed: serving certificate lifetime (renewed with a third left)")
@@ -83,14 +83,14 @@ func main() {
 	flag.Parse()
 	build := version.Get()
 	if *printVersion {
-		fmt.Println(build.String("mgr-webhook"))
+		fmt.Println(build.String(contract.WebhookName))
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	// client-go and leader election log through klog: the same JSON lines.
 	klog.SetLogger(ctrl.Log.WithName("klog"))
-	ctrl.Log.Info("mgr-webhook", "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
-	metrics.Registry.MustRegister(version.Collector("mgr-webhook"), webhook.ServingCertificateExpiry(filepath.Join(o.certDir, "tls.crt")))
+	ctrl.Log.Info(contract.WebhookName, "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
+	metrics.Registry.MustRegister(version.Collector(contract.WebhookName), webhook.ServingCertificateExpiry(filepath.Join(o.certDir, "tls.crt")))
 
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "mgr-webhook:", err)
@@ -131,7 +131,7 @@ func run(o options) error {
 		Metrics:                       o.metrics.Options(),
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "mgr-webhook.mgr.ceph.rook.io",
+		LeaderElectionID:              contract.WebhookName + ".mgr.ceph.rook.io",
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
 		WebhookServer:                 server,
@@ -149,7 +149,7 @@ func run(o options) error {
 		if err != nil {
 			return err
 		}
-		rot.Recorder = mgr.GetEventRecorder("mgr-webhook")
+		rot.Recorder = mgr.GetEventRecorder(contract.WebhookName)
 		if err := mgr.Add(rot); err != nil {
 			return err
 		}

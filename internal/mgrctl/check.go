@@ -54,7 +54,7 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 		out = append(out, finding{ok, fmt.Sprintf(format, args...)})
 	}
 
-	mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "mgr-webhook", metav1.GetOptions{})
+	mwc, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, contract.WebhookName, metav1.GetOptions{})
 	var hook *admissionregistrationv1.MutatingWebhook
 	switch {
 	case err != nil:

@@ -31,6 +31,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/inject"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/version"
@@ -139,7 +140,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.policyFile, "policy", "", "a policy file (kind Policy, or a MgrPolicy object) instead of the cluster's MgrPolicy")
 	fs.StringVar(&o.policyName, "policy-name", "default", "the cluster's MgrPolicy the webhook enforces")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the kubeconfig (default $KUBECONFIG, ~/.kube/config)")
-	fs.StringVar(&o.installNamespace, "install-namespace", "mgr-webhook-system", "release: the namespace of the install (its Deployment mgr-bootstrap)")
+	fs.StringVar(&o.installNamespace, "install-namespace", contract.InstallNamespace, "release: the namespace of the install (its Deployment mgr-bootstrap)")
 }
 
 // release stops the controller and releases every mgr (bootstrap.Release),
@@ -153,7 +154,7 @@ func (s *session) release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := bootstrap.Release{Client: cl, Namespace: s.installNamespace, Deployment: "mgr-bootstrap", Wait: 2 * time.Minute}.Run(ctx)
+	rep, err := bootstrap.Release{Client: cl, Namespace: s.installNamespace, Deployment: contract.ControllerName, Wait: 2 * time.Minute}.Run(ctx)
 	if rep.PodsLeft > 0 {
 		fmt.Fprintf(s.stderr, "warning: %d pods of deploy/mgr-bootstrap in %s were still there after 2m\n", rep.PodsLeft, s.installNamespace)
 	}

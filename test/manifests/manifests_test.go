@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/test/internal/kustomized"
 )
@@ -509,6 +510,28 @@ func TestKustomizeLibraryBuildsAsKubectl(t *testing.T) {
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("kustomize's library builds %d bytes, kubectl kustomize %d, not the same: the versions or options differ (sigs.k8s.io/kustomize/api in test/go.mod against the kubectl built by hack/build-binaries.sh)", len(got), len(want))
+			}
+		})
+	}
+}
+
+// TestInstallNamesAreTheCodes: the names the binaries default to (their
+// namespace, Deployments and ServiceAccounts, the webhook configuration
+// mgrctl check reads) are the ones every overlay installs, so a rename in
+// one place fails here instead of in a cluster.
+func TestInstallNamesAreTheCodes(t *testing.T) {
+	for _, overlay := range overlays {
+		t.Run(overlay, func(t *testing.T) {
+			_, objs := build(t, overlay)
+			objs.get(t, "Namespace/"+contract.InstallNamespace, &corev1.Namespace{})
+			objs.get(t, "MutatingWebhookConfiguration/"+contract.WebhookName, &admissionregistrationv1.MutatingWebhookConfiguration{})
+			for _, name := range []string{contract.WebhookName, contract.ControllerName} {
+				d := &appsv1.Deployment{}
+				objs.get(t, "Deployment/"+name, d)
+				if d.Namespace != contract.InstallNamespace || d.Spec.Template.Spec.ServiceAccountName != name {
+					t.Errorf("Deployment %s: namespace %q, ServiceAccount %q; want %q and %q", name, d.Namespace, d.Spec.Template.Spec.ServiceAccountName, contract.InstallNamespace, name)
+				}
+				objs.get(t, "ServiceAccount/"+name, &corev1.ServiceAccount{})
 			}
 		})
 	}

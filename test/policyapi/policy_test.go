@@ -41,6 +41,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -692,7 +693,7 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 			})
 			waitFor(t, "a PolicyAudit Event on an old mgr", func() (bool, error) {
 				events, err := testenv.DeploymentEvents(ctx, k8s, ns, "rook-ceph-mgr-old1")
-				return strings.Contains(events[bootstrap.ReasonPolicyAudit], result+" against the policy in force: images.minimumCephVersion"), err
+				return strings.Contains(events[audit.ReasonPolicyAudit], result+" against the policy in force: images.minimumCephVersion"), err
 			})
 
 			// A new Quincy mgr: warned, admitted silently, or denied.

@@ -1,7 +1,12 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package bootstrap
+// Package audit judges every managed mgr against the policy in force, on an
+// interval and whenever the policy changes, and reports: one OpenReports
+// Report per Ceph namespace, two gauges and an Event on a mgr whose result
+// changed. It writes nothing else: drift is reported, never acted on. It is
+// the controller's only user of mutate's judgement.
+package audit
 
 import (
 	"context"
@@ -22,8 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 // RBAC of the audit: its Reports, one per Ceph namespace, all named
@@ -46,12 +54,22 @@ var (
 
 func init() { metrics.Registry.MustRegister(auditMgrs, auditDrifted) }
 
-// Auditor judges every managed mgr against the policy in force, on an
-// interval and whenever the policy changes, and reports per namespace in one
-// OpenReports Report, a gauge and an Event on a mgr whose result changed.
-// It writes nothing else: drift is reported, never acted on.
+// ReasonPolicyAudit is the reason of the Events the audit records on a mgr.
+const ReasonPolicyAudit = "PolicyAudit"
+
+// Auditor audits the mgrs Client sees (the controller's cache) against
+// Policy, every Interval and whenever Policy changes.
 type Auditor struct {
-	r *Reconciler
+	// Client reads the mgr Deployments (cached) and writes the Reports.
+	Client client.Client
+	// APIReader lists the Reports an earlier leader left (uncached).
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+	Policy    *policy.Store
+	Interval  time.Duration
+	// ReportLimit caps the results of a namespace's Report.
+	ReportLimit int
+
 	// last is each mgr's verdict at the previous audit; reports the hash of
 	// each namespace's Report last written.
 	last    map[types.UID]string
@@ -66,10 +84,10 @@ func (a *Auditor) NeedLeaderElection() bool { return true }
 // Start audits until ctx ends.
 func (a *Auditor) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("audit")
-	changed := a.r.Policy.Subscribe()
+	changed := a.Policy.Subscribe()
 	a.last, a.reports = map[types.UID]string{}, map[string]string{}
 	a.removeStale(ctx)
-	t := time.NewTicker(a.r.AuditInterval)
+	t := time.NewTicker(a.Interval)
 	defer t.Stop()
 	for {
 		if err := a.audit(ctx); err != nil && ctx.Err() == nil {
@@ -89,7 +107,7 @@ func (a *Auditor) Start(ctx context.Context) error {
 func (a *Auditor) removeStale(ctx context.Context) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(orv1alpha1.SchemeGroupVersion.WithKind("ReportList"))
-	if err := a.r.APIReader.List(ctx, list, client.MatchingLabels{"app.kubernetes.io/managed-by": "mgr-bootstrap"}); err != nil {
+	if err := a.APIReader.List(ctx, list, client.MatchingLabels{"app.kubernetes.io/managed-by": contract.ControllerName}); err != nil {
 		return // no API, or no access: audit says so
 	}
 	mgrs, err := a.managed(ctx)
@@ -98,7 +116,7 @@ func (a *Auditor) removeStale(ctx context.Context) {
 	}
 	for i := range list.Items {
 		if rep := &list.Items[i]; rep.GetName() == ReportName && len(mgrs[rep.GetNamespace()]) == 0 {
-			_ = a.r.Client.Delete(ctx, rep)
+			_ = a.Client.Delete(ctx, rep)
 		}
 	}
 }
@@ -106,7 +124,7 @@ func (a *Auditor) removeStale(ctx context.Context) {
 // managed lists the managed mgr Deployments from the cache, by namespace.
 func (a *Auditor) managed(ctx context.Context) (map[string][]*appsv1.Deployment, error) {
 	list := &appsv1.DeploymentList{}
-	if err := a.r.Client.List(ctx, list, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+	if err := a.Client.List(ctx, list, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
 		return nil, err
 	}
 	out := map[string][]*appsv1.Deployment{}
@@ -119,7 +137,7 @@ func (a *Auditor) managed(ctx context.Context) (map[string][]*appsv1.Deployment,
 }
 
 func (a *Auditor) audit(ctx context.Context) error {
-	in := a.r.Policy.InForce()
+	in := a.Policy.InForce()
 	byNS, err := a.managed(ctx)
 	if err != nil {
 		return err
@@ -140,7 +158,7 @@ func (a *Auditor) audit(ctx context.Context) error {
 			seen[d.UID] = true
 			a.event(d, result, why)
 		}
-		rep, hash := reportFor(ns, found, in.Policy, in.Hash, a.r.AuditReportLimit)
+		rep, hash := reportFor(ns, found, in.Policy, in.Hash, a.ReportLimit)
 		if a.reports[ns] == hash {
 			continue
 		}
@@ -157,7 +175,7 @@ func (a *Auditor) audit(ctx context.Context) error {
 		rep.SetGroupVersionKind(orv1alpha1.SchemeGroupVersion.WithKind("Report"))
 		rep.SetNamespace(ns)
 		rep.SetName(ReportName)
-		if err := a.r.Client.Delete(ctx, rep); client.IgnoreNotFound(err) != nil {
+		if err := a.Client.Delete(ctx, rep); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 		delete(a.reports, ns)
@@ -184,10 +202,10 @@ func (a *Auditor) event(d *appsv1.Deployment, result orv1alpha1.Result, why stri
 		return
 	}
 	if result == "pass" {
-		a.r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonPolicyAudit, "Audit", "complies with the policy in force")
+		a.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonPolicyAudit, "Audit", "complies with the policy in force")
 		return
 	}
-	a.r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonPolicyAudit, "Audit", "%s against the policy in force: %s (see Report %s)", result, why, ReportName)
+	a.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonPolicyAudit, "Audit", "%s against the policy in force: %s (see Report %s)", result, why, ReportName)
 }
 
 // write applies the Report (server-side, this controller's field manager).
@@ -198,7 +216,7 @@ func (a *Auditor) write(ctx context.Context, rep *orv1alpha1.Report) error {
 	}
 	u := &unstructured.Unstructured{Object: obj}
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	err = a.r.Client.Patch(ctx, u, client.Apply, client.FieldOwner("mgr-bootstrap"), client.ForceOwnership)
+	err = a.Client.Patch(ctx, u, client.Apply, client.FieldOwner(contract.ControllerName), client.ForceOwnership)
 	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 		if !a.noReports {
 			a.noReports = true

@@ -1,7 +1,7 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package bootstrap
+package audit
 
 import (
 	"cmp"
@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -27,7 +28,7 @@ import (
 // capped (the summary counts them all).
 const (
 	ReportName   = "mgr-policy"
-	ReportSource = "mgr-webhook"
+	ReportSource = contract.WebhookName
 	// RuleCompletion is the result rule of drift (completing again would
 	// change the mgr); RulePolicy the one of a mgr that complies.
 	RuleCompletion = "completion"
@@ -93,7 +94,7 @@ func reportFor(namespace string, mgrs []audited, p *mutate.Policy, hash string, 
 	})
 	r := &orv1alpha1.Report{
 		TypeMeta:      metav1.TypeMeta{APIVersion: orv1alpha1.SchemeGroupVersion.String(), Kind: "Report"},
-		ObjectMeta:    metav1.ObjectMeta{Name: ReportName, Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "mgr-bootstrap"}},
+		ObjectMeta:    metav1.ObjectMeta{Name: ReportName, Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": contract.ControllerName}},
 		Source:        ReportSource,
 		Configuration: &orv1alpha1.ReportConfiguration{Limits: orv1alpha1.Limits{MaxResults: limit}},
 	}

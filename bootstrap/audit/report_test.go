@@ -1,7 +1,7 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package bootstrap
+package audit
 
 import (
 	"fmt"
