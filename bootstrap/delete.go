@@ -80,7 +80,7 @@ func (r *Reconciler) removeKey(ctx context.Context, s *scope) (ctrl.Result, bool
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Delete",
 			"cannot remove cephx key %s yet (%v); retrying until %s", entities, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
 		// Retry on our own clock, never past the deadline.
-		return ctrl.Result{RequeueAfter: min(remaining, r.cephRetryMax())}, true, nil
+		return ctrl.Result{RequeueAfter: min(remaining, r.Clusters.RetryMax())}, true, nil
 	}
 	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandoned, "Delete",
 		"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entities, r.FinalizerTimeout, err, strings.Join(s.removeKeys, "; ceph auth rm "))

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -90,7 +91,7 @@ func TestDeletionSteps(t *testing.T) {
 				}
 				return c.Get(ctx, key, obj, opts...)
 			}})
-			r := &Reconciler{Client: cl, APIReader: reader, Ceph: ks, Recorder: rec, seal: seal,
+			r := &Reconciler{Client: cl, APIReader: reader, Ceph: ks, Clusters: cluster.New(reader, ks, nil, 0), Recorder: rec, seal: seal,
 				Options: Options{FinalizerTimeout: 2 * time.Minute, CephRetryMax: 10 * time.Second}}
 			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 			if tc.retried {

@@ -40,14 +40,10 @@ const (
 )
 
 var (
-	// errClusterMissing marks a namespace without its cluster objects.
-	errClusterMissing = errors.New("cluster objects missing")
 	// errNotOwned marks an object of ours by name that another owner holds.
 	errNotOwned = errors.New("not owned by this Deployment")
 	// errDashboardPassword marks a password Secret the controller cannot use.
 	errDashboardPassword = errors.New("dashboard password Secret unusable")
 	// errKeyNotOurs: the mgr's cephx key existed before the controller made one.
 	errKeyNotOurs = errors.New("cephx key not created by this controller")
-	// errMonHostRefused: mon_host names a mon outside the allowed networks.
-	errMonHostRefused = errors.New("mon_host refused")
 )

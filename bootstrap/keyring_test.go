@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
@@ -96,7 +97,7 @@ func TestKeyOwnership(t *testing.T) {
 			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
 			rec := events.NewFakeRecorder(8)
-			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: rec,
+			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Clusters: cluster.New(cl, ks, nil, 0), Recorder: rec,
 				Options: Options{Caps: caps, AdoptExistingKeys: tc.adopt}}
 			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: Status{KeyOwned: tc.owned}}
 			s.next = s.prev
@@ -157,7 +158,7 @@ func TestDeletionNotHeldByAMissingStatusKey(t *testing.T) {
 			d.DeletionTimestamp = &metav1.Time{Time: time.Now().Add(-tc.deletedAgo)}
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
 			rec := events.NewFakeRecorder(8)
-			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec, seal: &sealer{}, Options: Options{FinalizerTimeout: 2 * time.Minute}}
+			r := &Reconciler{Client: cl, APIReader: cl, Clusters: cluster.New(cl, nil, nil, 0), Recorder: rec, seal: &sealer{}, Options: Options{FinalizerTimeout: 2 * time.Minute}}
 			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 			if err != nil {
 				t.Fatal(err)
@@ -239,7 +240,7 @@ func TestServerAddrKey(t *testing.T) {
 				d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "k", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secretName}}}}
 			}
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
-			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Recorder: events.NewFakeRecorder(8), Options: Options{Caps: contract.DefaultCaps}}
+			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Clusters: cluster.New(cl, ks, nil, 0), Recorder: events.NewFakeRecorder(8), Options: Options{Caps: contract.DefaultCaps}}
 			if tc.policyOff {
 				r.Policy = policy.Static(off)
 			}

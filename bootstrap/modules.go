@@ -79,7 +79,7 @@ func (r *Reconciler) enableModules(ctx context.Context, s *scope) (ctrl.Result, 
 		return ctrl.Result{}, true, err
 	}
 	lockCtx, cancel := context.WithTimeout(ctx, time.Second)
-	unlock, err := r.lockCluster(lockCtx, s.d.Namespace)
+	unlock, err := r.Clusters.Lock(lockCtx, s.d.Namespace)
 	cancel()
 	if err != nil {
 		logf.FromContext(ctx).V(1).Info("another mgr of the cluster is running the module plan; looking again shortly")
@@ -263,19 +263,6 @@ func (r *Reconciler) retry(ctx context.Context, step func(context.Context) error
 		return last
 	}
 	return err
-}
-
-// lockCluster serializes the module runs of namespace ns. It gives up when
-// ctx ends: a worker never waits out another mgr's module retries.
-func (r *Reconciler) lockCluster(ctx context.Context, ns string) (unlock func(), err error) {
-	v, _ := r.clusterLocks.LoadOrStore(ns, make(chan struct{}, 1))
-	held := v.(chan struct{})
-	select {
-	case held <- struct{}{}:
-		return func() { <-held }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
 
 // containerPort returns the mgr container's port of that name, or def.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -83,7 +84,7 @@ func TestRunStep(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			fc := &scriptedCeph{answers: tc.answers}
-			r := &Reconciler{Ceph: fc, Options: Options{ModuleTimeout: time.Minute, RetryInterval: time.Millisecond}}
+			r := &Reconciler{Ceph: fc, Clusters: cluster.New(nil, fc, nil, 0), Options: Options{ModuleTimeout: time.Minute, RetryInterval: time.Millisecond}}
 			start := time.Now()
 			err := r.runStep(context.Background(), ceph.Conn{}, tc.step, []byte("s3cret"))
 			if time.Since(start) > 5*time.Second {
@@ -130,7 +131,7 @@ func TestUnknownCommandWindow(t *testing.T) {
 			answers[i] = unknown
 		}
 		fc := &scriptedCeph{answers: answers}
-		r := &Reconciler{Ceph: fc, Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 200 * time.Millisecond}
+		r := &Reconciler{Ceph: fc, Clusters: cluster.New(nil, fc, nil, 0), Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 200 * time.Millisecond}
 		start := time.Now()
 		err := r.runStep(context.Background(), ceph.Conn{}, step{Cmd: set, Retry: true}, nil)
 		took := time.Since(start)
@@ -143,7 +144,7 @@ func TestUnknownCommandWindow(t *testing.T) {
 	})
 	t.Run("known at last within the window: done", func(t *testing.T) {
 		fc := &scriptedCeph{answers: []error{unknown, unknown, unknown}}
-		r := &Reconciler{Ceph: fc, Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 10 * time.Second}
+		r := &Reconciler{Ceph: fc, Clusters: cluster.New(nil, fc, nil, 0), Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 10 * time.Second}
 		if err := r.runStep(context.Background(), ceph.Conn{}, step{Cmd: set, Retry: true}, nil); err != nil || len(fc.calls) != 4 {
 			t.Errorf("error %v after %d calls; want success on the 4th", err, len(fc.calls))
 		}

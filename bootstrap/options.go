@@ -4,32 +4,17 @@
 package bootstrap
 
 import (
-	"context"
 	"net/netip"
 	"slices"
 	"time"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 // Ceph is what the controller asks of a Ceph cluster (*ceph.Runner).
-type Ceph interface {
-	GetOrCreateKey(ctx context.Context, conn ceph.Conn, entity string, caps []string) (string, error)
-	GetKey(ctx context.Context, conn ceph.Conn, entity string) (string, error)
-	SetCaps(ctx context.Context, conn ceph.Conn, entity string, caps []string) error
-	RemoveKey(ctx context.Context, conn ceph.Conn, entity string) error
-	MgrDump(ctx context.Context, conn ceph.Conn) (ceph.MgrMap, error)
-	MgrStat(ctx context.Context, conn ceph.Conn) (ceph.MgrStat, error)
-	MgrMetadata(ctx context.Context, conn ceph.Conn, id string) (ceph.MgrMetadata, error)
-	// Run runs one planned command (module enables, options, dashboard).
-	Run(ctx context.Context, conn ceph.Conn, c ceph.Command) ([]byte, error)
-	// Forget drops what is kept for a cluster (a connection) once its last mgr went.
-	Forget(cluster string)
-}
-
-var _ Ceph = &ceph.Runner{}
+type Ceph = cluster.Ceph
 
 // Options configure the controller.
 type Options struct {
@@ -101,7 +86,7 @@ func DefaultOptions() Options {
 		RetryInterval:       2 * time.Second,
 		FinalizerTimeout:    2 * time.Minute,
 		WaitForMgr:          5 * time.Second,
-		CephRetryMax:        10 * time.Second,
+		CephRetryMax:        cluster.DefaultRetryMax,
 		RoleInterval:        5 * time.Second,
 		RoleWorkers:         16,
 		AuditInterval:       time.Minute,

@@ -16,8 +16,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -25,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -44,13 +43,9 @@ type Reconciler struct {
 	// write. A cached Deployment older than that is a stale cache, not news:
 	// acting on it would repeat ceph writes already done.
 	written sync.Map // types.UID -> int64
-	// unreachable counts, per Deployment, the reconciles in a row that found
-	// its Ceph cluster unreachable.
-	unreachable sync.Map // types.NamespacedName -> int
-	// clusterLocks serialize the module runs of a namespace's mgrs.
-	clusterLocks sync.Map // namespace -> chan struct{} (a lock that gives up with the context)
-	// health holds each cluster's breaker (health.go).
-	health healthBook
+	// Clusters is each Ceph cluster's connection, breaker, retry clock and
+	// module lock (bootstrap/cluster); Ceph is its guarded Ceph.
+	Clusters *cluster.Cache
 	// seal proves which statuses the controller wrote; lastGood is, per
 	// Deployment, the status it last wrote or verified (seal.go).
 	seal     *sealer
@@ -60,30 +55,16 @@ type Reconciler struct {
 }
 
 // unavailableRetry retries a Deployment whose Ceph cluster did not answer
-// after 1 s, doubling per attempt up to CephRetryMax, instead of the
-// workqueue's backoff for errors (which grows to minutes): an outage costs a
-// bounded, slow series of ceph calls, and the mgr is picked up within
-// CephRetryMax of the cluster's return. Any other outcome resets the count.
-func (r *Reconciler) unavailableRetry(key types.NamespacedName, res ctrl.Result, err error) (ctrl.Result, error) {
+// on the cluster's clock (Clusters.RetryAfter: 1 s, doubling up to
+// CephRetryMax, at most that far apart) instead of the workqueue's backoff
+// for errors (which grows to minutes): the mgr is picked up within
+// CephRetryMax of the cluster's return, at once when the probe that closes
+// the breaker announces it.
+func (r *Reconciler) unavailableRetry(ns string, res ctrl.Result, err error) (ctrl.Result, error) {
 	if !ceph.IsUnavailable(err) {
-		r.unreachable.Delete(key)
 		return res, err
 	}
-	n := 0
-	if v, ok := r.unreachable.Load(key); ok {
-		n = v.(int)
-	}
-	r.unreachable.Store(key, n+1)
-	return ctrl.Result{RequeueAfter: min(time.Second<<min(n, 16), r.cephRetryMax())}, nil
-}
-
-// cephRetryMax is the longest wait between attempts at a cluster that does
-// not answer (10 s unless set).
-func (r *Reconciler) cephRetryMax() time.Duration {
-	if r.CephRetryMax > 0 {
-		return r.CephRetryMax
-	}
-	return DefaultOptions().CephRetryMax
+	return ctrl.Result{RequeueAfter: max(r.Clusters.RetryAfter(ns), time.Second)}, nil
 }
 
 // Reconcile brings one mgr Deployment one step further: it loads the scope,
@@ -94,9 +75,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	reconciles.Inc()
 	d := &appsv1.Deployment{}
 	if err := r.Client.Get(ctx, req.NamespacedName, d); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.unreachable.Delete(req.NamespacedName)
-		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	id := contract.MgrID(d)
@@ -142,7 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	// steps return.
 	defer func() {
 		err = r.record(ctx, d, s.next, err)
-		res, err = r.unavailableRetry(req.NamespacedName, res, err)
+		res, err = r.unavailableRetry(req.Namespace, res, err)
 	}()
 	return runSteps(ctx, s,
 		always(r.listMgrs),       // the namespace's mgrs (scope.go)

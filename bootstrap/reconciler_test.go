@@ -6,7 +6,6 @@ package bootstrap
 import (
 	"context"
 	"errors"
-	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -73,18 +73,8 @@ func TestStaleCacheGuard(t *testing.T) {
 	}
 }
 
-// TestCephRetryMax: the flag's value when set, 10 s when not.
-func TestCephRetryMax(t *testing.T) {
-	for set, want := range map[time.Duration]time.Duration{0: 10 * time.Second, 3 * time.Second: 3 * time.Second, time.Minute: time.Minute} {
-		if got := (&Reconciler{Options: Options{CephRetryMax: set}}).cephRetryMax(); got != want {
-			t.Errorf("CephRetryMax %s: %s, want %s", set, got, want)
-		}
-	}
-}
-
 // TestScopeReads: listMgrs keeps the namespace's mgrs for the steps; conn
-// reads the cluster's Secrets once per reconcile, and says which are
-// missing.
+// reads the cluster's Secrets (cluster.Cache.Get) once per reconcile.
 func TestScopeReads(t *testing.T) {
 	a, b := mgr("rook-ceph-mgr-a", "a", "uid-a"), mgr("rook-ceph-mgr-b", "b", "uid-b")
 	cfg := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: contract.ConfigSecretName},
@@ -97,7 +87,7 @@ func TestScopeReads(t *testing.T) {
 			reads++
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()
-	r := &Reconciler{Client: cl, APIReader: cl}
+	r := &Reconciler{Client: cl, APIReader: cl, Clusters: cluster.New(cl, nil, nil, 0)}
 	s := &scope{d: a, id: "a"}
 	if err := r.listMgrs(context.Background(), s); err != nil || len(s.mgrs) != 2 {
 		t.Fatalf("listMgrs: %d mgrs, %v", len(s.mgrs), err)
@@ -111,37 +101,16 @@ func TestScopeReads(t *testing.T) {
 	if reads != 2 {
 		t.Errorf("%d reads for two conn calls, want the two Secrets once", reads)
 	}
-	if _, err := r.conn(context.Background(), &scope{d: mgr("x", "x", "uid-x")}); err != nil {
-		t.Fatal(err) // same namespace: both there
-	}
+	// A failed read, too, is made once per reconcile, and again by the next.
 	other := mgr("rook-ceph-mgr-a", "a", "uid-east")
 	other.Namespace = "ceph-east"
-	if _, err := r.conn(context.Background(), &scope{d: other}); !errors.Is(err, errClusterMissing) ||
-		!strings.Contains(err.Error(), contract.ConfigSecretName) || !strings.Contains(err.Error(), contract.AdminKeyringSecretName) {
-		t.Errorf("a namespace without the cluster's Secrets: %v", err)
-	}
-	// The Secrets there, without the keys the connection needs.
-	for _, sec := range []*corev1.Secret{cfg, admin} {
-		empty := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ceph-empty", Name: sec.Name}}
-		if err := cl.Create(context.Background(), empty); err != nil {
-			t.Fatal(err)
+	s = &scope{d: other}
+	for range 2 {
+		if _, err := r.conn(context.Background(), s); !errors.Is(err, cluster.ErrMissing) {
+			t.Fatalf("a namespace without the cluster's Secrets: %v", err)
 		}
 	}
-	other.Namespace = "ceph-empty"
-	if _, err := r.conn(context.Background(), &scope{d: other}); !errors.Is(err, errClusterMissing) ||
-		!strings.Contains(err.Error(), contract.ConfigSecretName+"/"+contract.ConfigSecretMonHostKey) {
-		t.Errorf("a namespace whose Secrets lack the keys: %v", err)
-	}
-
-	// With the mon networks restricted: a mon outside them is refused before
-	// any connection, naming the address and the fix; one inside passes.
-	r = &Reconciler{Client: cl, APIReader: cl, Options: Options{MonNetworks: []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")}}}
-	_, err := r.conn(context.Background(), &scope{d: a})
-	if !errors.Is(err, errMonHostRefused) || !strings.Contains(err.Error(), "10.0.0.1") || !strings.Contains(err.Error(), "--mon-networks") {
-		t.Errorf("a mon outside --mon-networks: %v", err)
-	}
-	r.MonNetworks = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
-	if c, err := r.conn(context.Background(), &scope{d: a}); err != nil || c.MonHost != "v2:10.0.0.1:3300" {
-		t.Errorf("a mon inside --mon-networks: %+v, %v", c, err)
+	if _, err := r.conn(context.Background(), &scope{d: other}); !errors.Is(err, cluster.ErrMissing) || reads != 6 {
+		t.Errorf("%d reads after two reconciles of the failed namespace (want 6), %v", reads, err)
 	}
 }

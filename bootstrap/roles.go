@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -80,24 +80,28 @@ func clusterMgrs(ds []appsv1.Deployment) map[string][]string {
 	return out
 }
 
-// probeState is the role watcher's schedule for one cluster.
+// probeState is the role watcher's schedule for one cluster that answers
+// (one whose breaker is open is read on the cluster's clock instead).
 type probeState struct {
 	inFlight bool
 	next     time.Time // not asked again before this
-	failures int       // reads in a row that failed
-	conn     *ceph.Conn
-	connAt   time.Time
 }
 
 // planProbes decides which of the clusters that need their mgr map read
 // (ask) are due now, and which clusters the watcher should forget (no longer
-// asked, and not being read). A cluster being read is never asked twice at
+// asked, and not being read). A cluster whose breaker is open is due when
+// open says so (its probe is due on the cluster's clock); any other when
+// its interval has passed. A cluster being read is never asked twice at
 // once, so a mon that does not answer costs one worker, never a queue of
 // them. slack absorbs the ticker's jitter.
-func planProbes(now time.Time, slack time.Duration, ask map[string]bool, states map[string]probeState) (due, gone []string) {
+func planProbes(now time.Time, slack time.Duration, ask map[string]bool, states map[string]probeState, open map[string]bool) (due, gone []string) {
 	for ns := range ask {
 		st := states[ns]
-		if !st.inFlight && !now.Before(st.next.Add(-slack)) {
+		dueNow, isOpen := open[ns]
+		if !isOpen {
+			dueNow = !now.Before(st.next.Add(-slack))
+		}
+		if !st.inFlight && dueNow {
 			due = append(due, ns)
 		}
 	}
@@ -111,26 +115,6 @@ func planProbes(now time.Time, slack time.Duration, ask map[string]bool, states 
 	return due, gone
 }
 
-// after is the schedule once a read that began at start ended in err: the
-// next read one interval on, or, while reads fail, interval doubling per
-// failure up to retryMax (at least interval).
-func (s probeState) after(start time.Time, err error, interval, retryMax time.Duration) probeState {
-	s.inFlight = false
-	if err == nil {
-		s.failures = 0
-		s.next = start.Add(interval)
-		return s
-	}
-	s.failures++
-	s.next = start.Add(min(interval<<min(s.failures-1, 16), max(interval, retryMax)))
-	return s
-}
-
-// connTTL is how long the watcher reuses a cluster's mon_host and admin key
-// before reading the two Secrets again (and at once after a failed read): a
-// pass over a fleet must not cost two Secret reads per cluster.
-const connTTL = time.Minute
-
 // RoleWatcher labels each cluster's mgr pods mgr_role=active|standby, which
 // the cluster's Services select. It runs on the leader only. Every
 // RoleInterval it reads the mgr map of each cluster with two or more mgrs
@@ -138,12 +122,13 @@ const connTTL = time.Minute
 // single mgr needs none, its mgr is the active one — and patches the pods
 // whose label differs. The clusters are read in parallel, at most RoleWorkers
 // at once, each on its own schedule: one that does not answer is asked again
-// with backoff, and holds no other back. Its reads are also the cheap probe
-// that closes a cluster's breaker (health.go) once it answers again, so
-// the watcher also probes single-mgr clusters while their breaker is open.
+// on the cluster's clock (cluster.Cache.RetryAfter), and holds no other back.
+// Its reads are the probe that closes a cluster's breaker once it answers
+// again, so the watcher also probes, while their breaker is open, clusters
+// with a single mgr or with none but one being deleted.
 type RoleWatcher struct {
-	r    *Reconciler
-	ceph Ceph // unguarded: the probe is what tries an open breaker
+	r        *Reconciler
+	clusters *cluster.Cache
 
 	mu     sync.Mutex
 	states map[string]probeState
@@ -191,15 +176,21 @@ func (w *RoleWatcher) pass(ctx context.Context) {
 	clusters := clusterMgrs(ds.Items)
 	ask := map[string]bool{}
 	for ns, ids := range clusters {
-		if len(ids) == 1 && !w.r.health.failing(ns) {
+		if len(ids) == 1 && !w.clusters.Unreachable(ns) {
 			w.label(ctx, ns, ids, ids[0], ds.Items)
 			continue
 		}
 		ask[ns] = true
 	}
-	now := time.Now()
+	now, slack := time.Now(), w.interval()/10
+	open := map[string]bool{}
+	for i := range ds.Items {
+		if ns := ds.Items[i].Namespace; contract.IsMgr(&ds.Items[i]) && w.clusters.Unreachable(ns) {
+			ask[ns], open[ns] = true, w.clusters.ProbeDue(ns, now, slack)
+		}
+	}
 	w.mu.Lock()
-	due, gone := planProbes(now, w.interval()/10, ask, w.states)
+	due, gone := planProbes(now, slack, ask, w.states, open)
 	for _, ns := range gone {
 		delete(w.states, ns)
 	}
@@ -210,10 +201,7 @@ func (w *RoleWatcher) pass(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for _, ns := range gone {
-		w.ceph.Forget(ns)
-		if _, still := clusters[ns]; !still {
-			w.r.health.forget(ns)
-		}
+		w.clusters.Forget(ns)
 	}
 	for _, ns := range due {
 		go w.probe(ctx, ns, clusters[ns], ds.Items)
@@ -231,12 +219,9 @@ func (w *RoleWatcher) probe(ctx context.Context, ns string, ids []string, ds []a
 		return
 	}
 	start := time.Now()
+	active, err := w.active(ctx, ns, ids)
 	w.mu.Lock()
-	st := w.states[ns]
-	w.mu.Unlock()
-	active, err := w.active(ctx, ns, ids, &st)
-	w.mu.Lock()
-	w.states[ns] = st.after(start, err, w.interval(), w.r.cephRetryMax())
+	w.states[ns] = probeState{next: start.Add(w.interval())}
 	w.mu.Unlock()
 	if err != nil {
 		log.V(1).Info("mgr map not read; labels left as they are", "error", err.Error())
@@ -246,17 +231,8 @@ func (w *RoleWatcher) probe(ctx context.Context, ns string, ids []string, ds []a
 }
 
 // active is the active mgr in cluster ns's mgr map ("" while none is).
-func (w *RoleWatcher) active(ctx context.Context, ns string, ids []string, st *probeState) (string, error) {
-	if st.conn == nil || st.failures > 0 || time.Since(st.connAt) > connTTL {
-		conn, err := w.r.clusterConn(ctx, ns)
-		if err != nil {
-			st.conn = nil
-			return "", err
-		}
-		st.conn, st.connAt = &conn, time.Now()
-	}
-	stat, err := w.ceph.MgrStat(ctx, *st.conn)
-	w.r.health.record(ns, time.Now(), err)
+func (w *RoleWatcher) active(ctx context.Context, ns string, ids []string) (string, error) {
+	stat, err := w.clusters.Probe(ctx, ns)
 	if err != nil {
 		return "", err
 	}

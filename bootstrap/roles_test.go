@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -91,5 +92,40 @@ func TestClusterMgrs(t *testing.T) {
 	want := map[string][]string{"rook-ceph": {"a", "b"}, "ceph-east": {"a"}}
 	if !maps.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("clusterMgrs = %v, want %v", got, want)
+	}
+}
+
+// TestPlanProbes: a cluster that answers is read each interval; one whose
+// breaker is open when its clock says; never two reads of one at once; a
+// cluster no longer asked is forgotten once its read ended.
+func TestPlanProbes(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	interval := 5 * time.Second
+	for name, tc := range map[string]struct {
+		ask       []string
+		states    map[string]probeState
+		open      map[string]bool
+		due, gone []string
+	}{
+		"new clusters are due":           {ask: []string{"b", "a"}, due: []string{"a", "b"}},
+		"not before next":                {ask: []string{"a"}, states: map[string]probeState{"a": {next: t0.Add(2 * time.Second)}}},
+		"next within the slack is due":   {ask: []string{"a"}, states: map[string]probeState{"a": {next: t0.Add(interval / 20)}}, due: []string{"a"}},
+		"one read at a time":             {ask: []string{"a"}, states: map[string]probeState{"a": {inFlight: true, next: t0.Add(-time.Minute)}}},
+		"open: due on the cluster clock": {ask: []string{"a"}, states: map[string]probeState{"a": {next: t0.Add(time.Minute)}}, open: map[string]bool{"a": true}, due: []string{"a"}},
+		"open: not yet, whatever next":   {ask: []string{"a"}, states: map[string]probeState{"a": {next: t0.Add(-time.Minute)}}, open: map[string]bool{"a": false}},
+		"open: one read at a time":       {ask: []string{"a"}, states: map[string]probeState{"a": {inFlight: true}}, open: map[string]bool{"a": true}},
+		"gone when not asked":            {states: map[string]probeState{"a": {next: t0}}, gone: []string{"a"}},
+		"kept while being read":          {states: map[string]probeState{"a": {inFlight: true}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ask := map[string]bool{}
+			for _, ns := range tc.ask {
+				ask[ns] = true
+			}
+			due, gone := planProbes(t0, interval/10, ask, tc.states, tc.open)
+			if !reflect.DeepEqual(due, tc.due) || !reflect.DeepEqual(gone, tc.gone) {
+				t.Errorf("due %v gone %v; want %v, %v", due, gone, tc.due, tc.gone)
+			}
+		})
 	}
 }

@@ -5,11 +5,8 @@ package bootstrap
 
 import (
 	"context"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
@@ -62,7 +59,7 @@ func (r *Reconciler) listMgrs(ctx context.Context, s *scope) error {
 // and only when a ceph call is needed.
 func (r *Reconciler) conn(ctx context.Context, s *scope) (ceph.Conn, error) {
 	if s.c == nil && s.cerr == nil {
-		c, err := r.clusterConn(ctx, s.d.Namespace)
+		c, err := r.Clusters.Get(ctx, s.d.Namespace)
 		if s.cerr = err; err == nil {
 			s.c = &c
 		}
@@ -71,35 +68,4 @@ func (r *Reconciler) conn(ctx context.Context, s *scope) (ceph.Conn, error) {
 		return ceph.Conn{}, s.cerr
 	}
 	return *s.c, nil
-}
-
-// clusterConn reads namespace ns's mon_host and admin keyring by name,
-// uncached (the controller caches no Secret it did not create).
-func (r *Reconciler) clusterConn(ctx context.Context, ns string) (ceph.Conn, error) {
-	cfg, keyring := &corev1.Secret{}, &corev1.Secret{}
-	var missing []string
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.ConfigSecretName}, cfg); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ceph.Conn{}, err
-		}
-		missing = append(missing, "Secret "+contract.ConfigSecretName)
-	}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.AdminKeyringSecretName}, keyring); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ceph.Conn{}, err
-		}
-		missing = append(missing, "Secret "+contract.AdminKeyringSecretName)
-	}
-	if len(missing) == 0 && (len(cfg.Data[contract.ConfigSecretMonHostKey]) == 0 || len(keyring.Data[contract.KeyringKey]) == 0) {
-		missing = append(missing, fmt.Sprintf("keys %s/%s and %s/%s", contract.ConfigSecretName, contract.ConfigSecretMonHostKey, contract.AdminKeyringSecretName, contract.KeyringKey))
-	}
-	if len(missing) > 0 {
-		return ceph.Conn{}, fmt.Errorf("%w: namespace %s lacks %v", errClusterMissing, ns, missing)
-	}
-	monHost := string(cfg.Data[contract.ConfigSecretMonHostKey])
-	if err := ceph.CheckMonHost(monHost, r.MonNetworks); err != nil {
-		return ceph.Conn{}, fmt.Errorf("%w: Secret %s/%s, key %s: %v; no ceph call is made: set it to the cluster's mons, or have the controller's administrator allow their network (--mon-networks)",
-			errMonHostRefused, ns, contract.ConfigSecretName, contract.ConfigSecretMonHostKey, err)
-	}
-	return ceph.Conn{Cluster: ns, MonHost: monHost, AdminKeyring: keyring.Data[contract.KeyringKey]}, nil
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/policy"
 )
@@ -105,16 +106,17 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder(contract.ControllerName),
 		Options:   o,
+		Clusters:  cluster.New(mgr.GetAPIReader(), cephClient, o.MonNetworks, o.CephRetryMax),
 		seal:      &sealer{},
 	}
-	r.Ceph = guarded{Ceph: cephClient, book: &r.health}
+	r.Ceph = r.Clusters.Ceph()
 	if err := r.SetupWithManager(mgr, maxConcurrent); err != nil {
 		return err
 	}
 	if err := mgr.Add(&statusKeyLoader{client: mgr.GetClient(), reader: mgr.GetAPIReader(), namespace: o.Namespace, s: r.seal}); err != nil {
 		return err
 	}
-	if err := mgr.Add(&RoleWatcher{r: r, ceph: cephClient}); err != nil {
+	if err := mgr.Add(&RoleWatcher{r: r, clusters: r.Clusters}); err != nil {
 		return err
 	}
 	if o.Policy != nil && o.AuditInterval > 0 {
@@ -166,17 +168,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 			return err
 		}
 	}
-	// A cluster that answers again (its breaker closed, health.go) is every
-	// one of its mgrs' at once. The send never blocks a ceph call: a
-	// notice dropped while the queue is full leaves that mgr to its own
-	// retry clock, at most CephRetryMax away.
+	// A cluster that answers again (its breaker closed: bootstrap/cluster)
+	// is every one of its mgrs' at once. The send never blocks a ceph call:
+	// a notice dropped while the queue is full leaves that mgr to its own
+	// retry, at most CephRetryMax away.
 	answered := make(chan event.GenericEvent, 64)
-	r.health.answered = func(ns string) {
+	r.Clusters.OnAnswer(func(ns string) {
 		select {
 		case answered <- event.GenericEvent{Object: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}}:
 		default:
 		}
-	}
+	})
 	b = b.WatchesRawSource(source.Channel(answered, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace)))
 	return b.
 		Named(contract.ControllerName).
@@ -193,8 +195,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfPod)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: maxConcurrent,
-			// A cluster that does not answer is retried from 1s, doubling up to
-			// 5 minutes: backoff, never a hot loop.
+			// Errors only: a reconcile that failed is retried from 1 s, doubling
+			// up to 5 minutes. A cluster that does not answer is no error here:
+			// its mgrs requeue on the cluster's clock (unavailableRetry).
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Second, 5*time.Minute),
 		}).
 		Complete(r)

@@ -16,6 +16,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -140,13 +141,13 @@ func (r *Reconciler) record(ctx context.Context, d *appsv1.Deployment, st Status
 	}
 	st.LastError = err.Error()
 	switch {
-	case errors.Is(err, errClusterMissing):
+	case errors.Is(err, cluster.ErrMissing):
 		st.Phase = PhaseError
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephClusterMissing, "Bootstrap", "%v", err)
 	case errors.Is(err, errNotOwned):
 		st.Phase = PhaseError
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonNotOwned, "Bootstrap", "%v", err)
-	case errors.Is(err, errMonHostRefused):
+	case errors.Is(err, cluster.ErrMonHostRefused):
 		st.Phase = PhaseError
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonMonHostRefused, "Bootstrap", "%v", err)
 	case errors.Is(err, errKeyNotOurs):

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -129,9 +130,9 @@ func TestRecordWritesEveryOutcome(t *testing.T) {
 		wantReason string
 	}{
 		"success":          {nil, PhaseWaitingForPod, ""},
-		"cluster missing":  {fmt.Errorf("%w: namespace lacks Secret x", errClusterMissing), PhaseError, ReasonCephClusterMissing},
+		"cluster missing":  {fmt.Errorf("%w: namespace lacks Secret x", cluster.ErrMissing), PhaseError, ReasonCephClusterMissing},
 		"not owned":        {fmt.Errorf("%w: Secret y", errNotOwned), PhaseError, ReasonNotOwned},
-		"mon_host refused": {fmt.Errorf("%w: 127.0.0.1", errMonHostRefused), PhaseError, ReasonMonHostRefused},
+		"mon_host refused": {fmt.Errorf("%w: 127.0.0.1", cluster.ErrMonHostRefused), PhaseError, ReasonMonHostRefused},
 		"dashboard secret": {fmt.Errorf("%w: no password", errDashboardPassword), PhaseError, ReasonDashboardPasswordInvalid},
 		"ceph unavailable": {&ceph.Error{Command: "mgr dump", Unavailable: true, Message: "timed out"}, PhaseCephUnavailable, ReasonCephUnavailable},
 		"anything else":    {errors.New("boom"), PhaseError, ReasonBootstrapFailed},
@@ -183,7 +184,7 @@ func TestRecreatedDeploymentIsNotStale(t *testing.T) {
 	fresh := mgr("rook-ceph-mgr-a", "a", "uid-new")
 	fresh.Generation = 1
 	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(fresh).Build()
-	r := &Reconciler{Client: cl, APIReader: cl, Recorder: events.NewFakeRecorder(8), Options: DefaultOptions(), seal: testSealer()}
+	r := &Reconciler{Client: cl, APIReader: cl, Clusters: cluster.New(cl, nil, nil, 0), Recorder: events.NewFakeRecorder(8), Options: DefaultOptions(), seal: testSealer()}
 	r.written.Store(old.UID, int64(7))
 	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(fresh)})
 	if res.RequeueAfter == time.Second && err == nil {
