@@ -12,7 +12,6 @@ const (
 	ReasonServicesReady            = "ServicesReady"
 	ReasonServiceRepaired          = "ServiceRepaired"
 	ReasonServicesMigrated         = "ServicesMigrated"
-	ReasonMgrRoleChanged           = "MgrRoleChanged"
 	ReasonPodDisruptionBudget      = "PodDisruptionBudget"
 	ReasonModulesConflict          = "ModulesConflict"
 	ReasonModulesNotChosen         = "ModulesNotChosen"

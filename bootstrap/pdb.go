@@ -56,7 +56,7 @@ func (r *Reconciler) ensurePDB(ctx context.Context, s *scope) error {
 		return nil // not ours
 	}
 	switch {
-	case !wantPDB(len(clusterMgrs(ds)[d.Namespace])):
+	case !wantPDB(len(contract.ClusterMgrs(ds)[d.Namespace])):
 		if !exists {
 			return nil
 		}

@@ -34,6 +34,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/roles"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/policy"
 )
@@ -116,7 +117,8 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 	if err := mgr.Add(&statusKeyLoader{client: mgr.GetClient(), reader: mgr.GetAPIReader(), namespace: o.Namespace, s: r.seal}); err != nil {
 		return err
 	}
-	if err := mgr.Add(&RoleWatcher{r: r, clusters: r.Clusters}); err != nil {
+	if err := mgr.Add(&roles.Watcher{Client: r.Client, Recorder: r.Recorder, Clusters: r.Clusters,
+		Interval: orDefault(o.RoleInterval, DefaultOptions().RoleInterval), Workers: orDefault(o.RoleWorkers, DefaultOptions().RoleWorkers), Wrote: apiWrites.Inc}); err != nil {
 		return err
 	}
 	if o.Policy != nil && o.AuditInterval > 0 {
@@ -275,4 +277,12 @@ func (r *Reconciler) deploymentsOfPod(ctx context.Context, o client.Object) []re
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&d)})
 	}
 	return reqs
+}
+
+// orDefault is v when set (positive), else def.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }

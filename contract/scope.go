@@ -168,3 +168,17 @@ func SplitList(s string) []string {
 	}
 	return items
 }
+
+// ClusterMgrs groups the managed, live mgr Deployments by namespace (the
+// cluster), each with its mgr ids.
+func ClusterMgrs(ds []appsv1.Deployment) map[string][]string {
+	out := map[string][]string{}
+	for i := range ds {
+		d := &ds[i]
+		if !IsMgr(d) || LeftAlone(d) || d.DeletionTimestamp != nil || MgrID(d) == "" {
+			continue
+		}
+		out[d.Namespace] = append(out[d.Namespace], MgrID(d))
+	}
+	return out
+}

@@ -4,10 +4,13 @@
 package contract
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -56,5 +59,31 @@ func TestIntentUnchanged(t *testing.T) {
 				t.Errorf("IntentUnchanged = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestClusterMgrs: the role watcher and the PDB count a namespace's managed,
+// live mgrs with an id; a deleted one, one let go, one without an id and a
+// Deployment that is no mgr are not.
+func TestClusterMgrs(t *testing.T) {
+	now := metav1.Now()
+	live := func(ns, name, id string) appsv1.Deployment {
+		return appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name),
+			Labels: map[string]string{LabelApp: AppName, LabelMgrID: id}}}
+	}
+	deleted := live("rook-ceph", "rook-ceph-mgr-c", "c")
+	deleted.DeletionTimestamp, deleted.Finalizers = &now, []string{FinalizerCephxKey}
+	letGo := live("rook-ceph", "rook-ceph-mgr-d", "d")
+	letGo.Labels[LabelManaged] = "false"
+	noID := live("rook-ceph", "rook-ceph-mgr-e", "")
+	notMgr := live("rook-ceph", "web", "f")
+	notMgr.Labels[LabelApp] = "web"
+	got := ClusterMgrs([]appsv1.Deployment{
+		live("rook-ceph", "rook-ceph-mgr-a", "a"), live("rook-ceph", "rook-ceph-mgr-b", "b"), live("ceph-east", "rook-ceph-mgr-a", "a"),
+		deleted, letGo, noID, notMgr,
+	})
+	want := map[string][]string{"rook-ceph": {"a", "b"}, "ceph-east": {"a"}}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("clusterMgrs = %v, want %v", got, want)
 	}
 }

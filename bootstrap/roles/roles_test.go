@@ -1,19 +1,15 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package bootstrap
+package roles
 
 import (
-	"maps"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -65,33 +61,6 @@ func TestPlanRoles(t *testing.T) {
 				t.Errorf("planRoles(%q) = %v, want %v", tc.active, got, tc.want)
 			}
 		})
-	}
-}
-
-// TestClusterMgrs: the role watcher and the PDB count a namespace's managed,
-// live mgrs with an id; a deleted one, one let go, one without an id and a
-// Deployment that is no mgr are not.
-func TestClusterMgrs(t *testing.T) {
-	now := metav1.Now()
-	live := func(ns, name, id string) appsv1.Deployment {
-		d := mgr(name, id, types.UID("uid-"+name))
-		d.Namespace = ns
-		return *d
-	}
-	deleted := live("rook-ceph", "rook-ceph-mgr-c", "c")
-	deleted.DeletionTimestamp, deleted.Finalizers = &now, []string{contract.FinalizerCephxKey}
-	letGo := live("rook-ceph", "rook-ceph-mgr-d", "d")
-	letGo.Labels[contract.LabelManaged] = "false"
-	noID := live("rook-ceph", "rook-ceph-mgr-e", "")
-	notMgr := live("rook-ceph", "web", "f")
-	notMgr.Labels[contract.LabelApp] = "web"
-	got := clusterMgrs([]appsv1.Deployment{
-		live("rook-ceph", "rook-ceph-mgr-a", "a"), live("rook-ceph", "rook-ceph-mgr-b", "b"), live("ceph-east", "rook-ceph-mgr-a", "a"),
-		deleted, letGo, noID, notMgr,
-	})
-	want := map[string][]string{"rook-ceph": {"a", "b"}, "ceph-east": {"a"}}
-	if !maps.EqualFunc(got, want, slices.Equal) {
-		t.Errorf("clusterMgrs = %v, want %v", got, want)
 	}
 }
 

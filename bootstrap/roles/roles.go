@@ -1,7 +1,10 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package bootstrap
+// Package roles labels each Ceph cluster's mgr pods mgr_role=active|standby
+// from the cluster's mgr map, which the cluster's Services select; its reads
+// are also the probe that closes a cluster's breaker (bootstrap/cluster).
+package roles
 
 import (
 	"context"
@@ -15,10 +18,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
+
+// ReasonMgrRoleChanged is the reason of the Event on a mgr that became the
+// active one.
+const ReasonMgrRoleChanged = "MgrRoleChanged"
 
 // roleChange is one mgr pod whose mgr_role label is not what the mgr map says.
 type roleChange struct {
@@ -66,20 +74,6 @@ func runBy(p *corev1.Pod, name string) bool {
 	return ref != nil && hash != "" && ref.APIVersion == "apps/v1" && ref.Kind == "ReplicaSet" && ref.Name == name+"-"+hash
 }
 
-// clusterMgrs groups the managed, live mgr Deployments by namespace (the
-// cluster), each with its mgr ids.
-func clusterMgrs(ds []appsv1.Deployment) map[string][]string {
-	out := map[string][]string{}
-	for i := range ds {
-		d := &ds[i]
-		if !contract.IsMgr(d) || contract.LeftAlone(d) || d.DeletionTimestamp != nil || contract.MgrID(d) == "" {
-			continue
-		}
-		out[d.Namespace] = append(out[d.Namespace], contract.MgrID(d))
-	}
-	return out
-}
-
 // probeState is the role watcher's schedule for one cluster that answers
 // (one whose breaker is open is read on the cluster's clock instead).
 type probeState struct {
@@ -115,7 +109,7 @@ func planProbes(now time.Time, slack time.Duration, ask map[string]bool, states 
 	return due, gone
 }
 
-// RoleWatcher labels each cluster's mgr pods mgr_role=active|standby, which
+// Watcher labels each cluster's mgr pods mgr_role=active|standby, which
 // the cluster's Services select. It runs on the leader only. Every
 // RoleInterval it reads the mgr map of each cluster with two or more mgrs
 // (`mgr stat`, over a kept connection: ceph.Monitor) — a cluster with a
@@ -126,9 +120,17 @@ func planProbes(now time.Time, slack time.Duration, ask map[string]bool, states 
 // Its reads are the probe that closes a cluster's breaker once it answers
 // again, so the watcher also probes, while their breaker is open, clusters
 // with a single mgr or with none but one being deleted.
-type RoleWatcher struct {
-	r        *Reconciler
-	clusters *cluster.Cache
+type Watcher struct {
+	// Client reads the mgr Deployments and pods (cached) and labels the pods.
+	Client   client.Client
+	Recorder recorder.EventRecorder
+	Clusters *cluster.Cache
+	// Interval is how often a cluster that answers is read; Workers bounds
+	// the clusters read at once.
+	Interval time.Duration
+	Workers  int
+	// Wrote counts each API write (the controller's write counter).
+	Wrote func()
 
 	mu     sync.Mutex
 	states map[string]probeState
@@ -136,24 +138,13 @@ type RoleWatcher struct {
 }
 
 // NeedLeaderElection: one replica labels.
-func (w *RoleWatcher) NeedLeaderElection() bool { return true }
-
-func (w *RoleWatcher) interval() time.Duration {
-	if w.r.RoleInterval > 0 {
-		return w.r.RoleInterval
-	}
-	return DefaultOptions().RoleInterval
-}
+func (w *Watcher) NeedLeaderElection() bool { return true }
 
 // Start runs until ctx ends.
-func (w *RoleWatcher) Start(ctx context.Context) error {
-	workers := w.r.RoleWorkers
-	if workers <= 0 {
-		workers = DefaultOptions().RoleWorkers
-	}
-	w.sem = make(chan struct{}, workers)
+func (w *Watcher) Start(ctx context.Context) error {
+	w.sem = make(chan struct{}, max(w.Workers, 1))
 	w.states = map[string]probeState{}
-	t := time.NewTicker(w.interval())
+	t := time.NewTicker(w.Interval)
 	defer t.Stop()
 	for {
 		w.pass(ctx)
@@ -166,27 +157,27 @@ func (w *RoleWatcher) Start(ctx context.Context) error {
 }
 
 // pass labels the single-mgr clusters and starts the reads that are due.
-func (w *RoleWatcher) pass(ctx context.Context) {
+func (w *Watcher) pass(ctx context.Context) {
 	log := logf.FromContext(ctx).WithName("mgr-role")
 	ds := &appsv1.DeploymentList{}
-	if err := w.r.Client.List(ctx, ds, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+	if err := w.Client.List(ctx, ds, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
 		log.Error(err, "listing mgr Deployments")
 		return
 	}
-	clusters := clusterMgrs(ds.Items)
+	clusters := contract.ClusterMgrs(ds.Items)
 	ask := map[string]bool{}
 	for ns, ids := range clusters {
-		if len(ids) == 1 && !w.clusters.Unreachable(ns) {
+		if len(ids) == 1 && !w.Clusters.Unreachable(ns) {
 			w.label(ctx, ns, ids, ids[0], ds.Items)
 			continue
 		}
 		ask[ns] = true
 	}
-	now, slack := time.Now(), w.interval()/10
+	now, slack := time.Now(), w.Interval/10
 	open := map[string]bool{}
 	for i := range ds.Items {
-		if ns := ds.Items[i].Namespace; contract.IsMgr(&ds.Items[i]) && w.clusters.Unreachable(ns) {
-			ask[ns], open[ns] = true, w.clusters.ProbeDue(ns, now, slack)
+		if ns := ds.Items[i].Namespace; contract.IsMgr(&ds.Items[i]) && w.Clusters.Unreachable(ns) {
+			ask[ns], open[ns] = true, w.Clusters.ProbeDue(ns, now, slack)
 		}
 	}
 	w.mu.Lock()
@@ -201,7 +192,7 @@ func (w *RoleWatcher) pass(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for _, ns := range gone {
-		w.clusters.Forget(ns)
+		w.Clusters.Forget(ns)
 	}
 	for _, ns := range due {
 		go w.probe(ctx, ns, clusters[ns], ds.Items)
@@ -210,7 +201,7 @@ func (w *RoleWatcher) pass(ctx context.Context) {
 
 // probe reads cluster ns's mgr map, records the outcome in its breaker and
 // its schedule, and labels its pods.
-func (w *RoleWatcher) probe(ctx context.Context, ns string, ids []string, ds []appsv1.Deployment) {
+func (w *Watcher) probe(ctx context.Context, ns string, ids []string, ds []appsv1.Deployment) {
 	log := logf.FromContext(ctx).WithName("mgr-role").WithValues("namespace", ns)
 	select {
 	case w.sem <- struct{}{}:
@@ -221,7 +212,7 @@ func (w *RoleWatcher) probe(ctx context.Context, ns string, ids []string, ds []a
 	start := time.Now()
 	active, err := w.active(ctx, ns, ids)
 	w.mu.Lock()
-	w.states[ns] = probeState{next: start.Add(w.interval())}
+	w.states[ns] = probeState{next: start.Add(w.Interval)}
 	w.mu.Unlock()
 	if err != nil {
 		log.V(1).Info("mgr map not read; labels left as they are", "error", err.Error())
@@ -231,8 +222,8 @@ func (w *RoleWatcher) probe(ctx context.Context, ns string, ids []string, ds []a
 }
 
 // active is the active mgr in cluster ns's mgr map ("" while none is).
-func (w *RoleWatcher) active(ctx context.Context, ns string, ids []string) (string, error) {
-	stat, err := w.clusters.Probe(ctx, ns)
+func (w *Watcher) active(ctx context.Context, ns string, ids []string) (string, error) {
+	stat, err := w.Clusters.Probe(ctx, ns)
 	if err != nil {
 		return "", err
 	}
@@ -246,13 +237,13 @@ func (w *RoleWatcher) active(ctx context.Context, ns string, ids []string) (stri
 }
 
 // label sets the mgr_role label of cluster ns's pods from its active mgr.
-func (w *RoleWatcher) label(ctx context.Context, ns string, ids []string, active string, ds []appsv1.Deployment) {
+func (w *Watcher) label(ctx context.Context, ns string, ids []string, active string, ds []appsv1.Deployment) {
 	if active == "" {
 		return
 	}
 	log := logf.FromContext(ctx).WithName("mgr-role")
 	pods := &corev1.PodList{}
-	if err := w.r.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+	if err := w.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
 		log.Error(err, "listing mgr pods", "namespace", ns)
 		return
 	}
@@ -274,15 +265,15 @@ func (w *RoleWatcher) label(ctx context.Context, ns string, ids []string, active
 }
 
 // patch sets one pod (from the cache's list) to its role.
-func (w *RoleWatcher) patch(ctx context.Context, p *corev1.Pod, c roleChange, ds []appsv1.Deployment) error {
+func (w *Watcher) patch(ctx context.Context, p *corev1.Pod, c roleChange, ds []appsv1.Deployment) error {
 	ns := p.Namespace
 	patch := client.MergeFrom(p.DeepCopy())
 	if p.Labels == nil {
 		p.Labels = map[string]string{}
 	}
 	p.Labels[contract.LabelMgrRole] = c.Role
-	apiWrites.Inc()
-	if err := w.r.Client.Patch(ctx, p, patch); err != nil {
+	w.Wrote()
+	if err := w.Client.Patch(ctx, p, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if c.Role != contract.RoleActive {
@@ -290,7 +281,7 @@ func (w *RoleWatcher) patch(ctx context.Context, p *corev1.Pod, c roleChange, ds
 	}
 	for i := range ds {
 		if ds[i].Namespace == ns && contract.MgrID(&ds[i]) == c.ID {
-			w.r.Recorder.Eventf(&ds[i], p, corev1.EventTypeNormal, ReasonMgrRoleChanged, "Label",
+			w.Recorder.Eventf(&ds[i], p, corev1.EventTypeNormal, ReasonMgrRoleChanged, "Label",
 				"mgr %s is the active mgr: pod %s labelled %s=%s, the cluster's Services select it", c.ID, p.Name, contract.LabelMgrRole, c.Role)
 		}
 	}
