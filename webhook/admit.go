@@ -40,7 +40,7 @@ type governedWrite struct {
 // a CephCluster owner, and only a live CephCluster's is Rook's. The webhook
 // configuration's matchConditions spare the API server the call for the
 // cleanup cases; this is the same rule for configurations without them.
-func admit(ctx context.Context, req admission.Request, webhook string, src PolicySource, clusters ClusterLookup, lookup LiveLookup) (w *governedWrite, resp admission.Response, judge bool) {
+func admit(ctx context.Context, req admission.Request, webhook string, src PolicySource, clusters ClusterLookup, lookup LiveLookup) (w *governedWrite, resp admission.Response, governed bool) {
 	if resp, bad := malformed(req, webhook); bad {
 		return nil, resp, false
 	}
@@ -59,6 +59,7 @@ func admit(ctx context.Context, req admission.Request, webhook string, src Polic
 	ns := namespaceOf(req, d)
 	w = &governedWrite{d: d, in: src.InForce()}
 	p := w.in.Policy
+	exempt := p.Exempts(ns, d.Name) // names are immutable: old and new alike
 	live := &onceLive{LiveLookup: lookup}
 	var prev *appsv1.Deployment // the object before an update, governed or not
 	if req.Operation == admissionv1.Update {
@@ -70,7 +71,7 @@ func admit(ctx context.Context, req admission.Request, webhook string, src Polic
 			count(webhook, OutcomeSkipped)
 			return nil, admission.Allowed("no change of spec, labels or annotations"), false
 		}
-		oldGoverned, err := governs(ctx, live, p, ns, w.old, contract.IsMgr(w.old))
+		oldGoverned, err := governsLive(ctx, live, ns, w.old, contract.IsMgr(w.old) && !exempt)
 		if err != nil {
 			return nil, denyOwner(ctx, webhook, d, err), false
 		}
@@ -80,24 +81,24 @@ func admit(ctx context.Context, req admission.Request, webhook string, src Polic
 			return nil, deny(ctx, webhook, d, errs), false
 		}
 	}
-	if contract.HidesMgr(d) && !p.Exempts(ns, d.Name) {
+	if contract.HidesMgr(d) && !exempt {
 		// Pods of a mgr that no selector of ours would see: refused, not
 		// skipped, whoever its claimed owner is (Rook labels its own).
 		if errs := mutate.ValidateNotHidden(prev, d); len(errs) > 0 {
 			return nil, deny(ctx, webhook, d, errs), false
 		}
 	}
-	if !p.Exempts(ns, d.Name) {
+	if !exempt {
 		// A CephCluster owner leaves a mgr to Rook: only Rook writes its pods.
 		if errs := mutate.ValidateRookWriter(prev, d, p, req.UserInfo.Username, req.UserInfo.Groups); len(errs) > 0 {
 			return nil, deny(ctx, webhook, d, errs), false
 		}
 	}
-	gov, err := governs(ctx, live, p, ns, d, contract.IsMgr(d))
+	gov, err := governsLive(ctx, live, ns, d, contract.IsMgr(d) && !exempt)
 	if err != nil {
 		return nil, denyOwner(ctx, webhook, d, err), false
 	}
-	if w.old != nil && !gov && contract.IsMgr(d) && !p.Exempts(ns, d.Name) {
+	if w.old != nil && !gov && contract.IsMgr(d) && !exempt {
 		// A governed mgr stays governed: an owner reference its writer adds,
 		// even to a live CephCluster, hands it to no one.
 		gov = true

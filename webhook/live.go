@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // LiveLookup answers what the webhooks must not take from a cache or from
@@ -102,11 +101,13 @@ func (o *onceLive) CephClusterLive(ctx context.Context, namespace string, ref me
 	return v, err
 }
 
-// governs reports whether the policy binds o, in namespace ns (the
-// request's: a created object may not carry it), a mgr Deployment or not
-// (isMgr). An error means a CephCluster owner could not be checked.
-func governs(ctx context.Context, live LiveLookup, p *mutate.Policy, ns string, o metav1.Object, isMgr bool) (bool, error) {
-	if !isMgr || p.Exempts(ns, o.GetName()) {
+// governsLive reports whether the policy binds o, in namespace ns (the
+// request's: a created object may not carry it), given whether o is a mgr
+// Deployment the policy does not exempt (candidate, decided once per
+// request): mutate.Policy.Governs with a CephCluster owner checked live. An
+// error means such an owner could not be checked.
+func governsLive(ctx context.Context, live LiveLookup, ns string, o metav1.Object, candidate bool) (bool, error) {
+	if !candidate {
 		return false, nil
 	}
 	rookOwned := false
@@ -117,5 +118,5 @@ func governs(ctx context.Context, live LiveLookup, p *mutate.Policy, ns string, 
 		}
 		rookOwned = ok
 	}
-	return p.Governs(ns, o.GetName(), isMgr, rookOwned), nil
+	return !rookOwned, nil // p.Governs of a mgr it does not exempt
 }

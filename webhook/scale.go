@@ -80,7 +80,7 @@ func (s *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 	var gov bool
 	if isMgr {
 		var err error
-		if gov, err = governs(ctx, s.Live, s.Policy.InForce().Policy, ns, meta, true); err != nil {
+		if gov, err = governsLive(ctx, s.Live, ns, meta, !s.Policy.InForce().Policy.Exempts(ns, meta.GetName())); err != nil {
 			count(scaleName, OutcomeDenied, DenialOwnerUnverified)
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
