@@ -174,3 +174,15 @@ var (
 	// DefaultModules are the mgr modules the seed's operator enables.
 	DefaultModules = []string{"orchestrator_cli", "rook", "prometheus", "dashboard"}
 )
+
+// CapsNamed are a mgr key's caps by the name --caps gives them:
+// "mgr-profile" (DefaultCaps, Rook's) or "allow-all" (SeedCaps).
+func CapsNamed(name string) ([]string, error) {
+	switch name {
+	case "mgr-profile":
+		return DefaultCaps, nil
+	case "allow-all":
+		return SeedCaps, nil
+	}
+	return nil, fmt.Errorf(`--caps must be "mgr-profile" or "allow-all", got %q`, name)
+}

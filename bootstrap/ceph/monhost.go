@@ -75,3 +75,16 @@ func CheckMonHost(monHost string, nets []netip.Prefix) error {
 	}
 	return nil
 }
+
+// ParseNetworks reads --mon-networks: CIDRs, each masked to its network.
+func ParseNetworks(cidrs []string) ([]netip.Prefix, error) {
+	var nets []netip.Prefix
+	for _, n := range cidrs {
+		p, err := netip.ParsePrefix(n)
+		if err != nil {
+			return nil, fmt.Errorf("--mon-networks: %q is not a network in CIDR form (10.96.0.0/12, fd00::/8): %w", n, err)
+		}
+		nets = append(nets, p.Masked())
+	}
+	return nets, nil
+}

@@ -69,3 +69,15 @@ func TestCheckMonHost(t *testing.T) {
 		})
 	}
 }
+
+// TestParseNetworks: CIDRs are masked to their network; anything else is
+// refused naming the value and the form.
+func TestParseNetworks(t *testing.T) {
+	nets, err := ParseNetworks([]string{"10.1.2.3/8", "fd00::1/8"})
+	if err != nil || len(nets) != 2 || nets[0].String() != "10.0.0.0/8" || nets[1].String() != "fd00::/8" {
+		t.Errorf("ParseNetworks = %v, %v", nets, err)
+	}
+	if _, err := ParseNetworks([]string{"10.0.0.1"}); err == nil || !strings.Contains(err.Error(), `"10.0.0.1" is not a network in CIDR form`) {
+		t.Errorf("an address without a length: %v", err)
+	}
+}

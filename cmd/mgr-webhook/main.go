@@ -18,18 +18,15 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
+	"github.com/rook-mgr/mgr-webhook/cmd/internal/preamble"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/securemetrics"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
-	"github.com/rook-mgr/mgr-webhook/version"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
@@ -46,54 +43,51 @@ type options struct {
 	certMode, certSecret, namespace, serviceName, webhookConfig, extraSANs string
 	caLifetime, certLifetime, certSettle, certCheckInterval                time.Duration
 	shutdownDelay                                                          time.Duration
+
+	preamble preamble.Flags
+}
+
+// BindFlags registers the flags on fs.
+func (o *options) BindFlags(fs *flag.FlagSet) {
+	// --kubeconfig is registered by controller-runtime (in-cluster config when unset).
+	fs.StringVar(&o.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with tls.crt and tls.key; reloaded when they change")
+	fs.IntVar(&o.port, "port", 9443, "port the webhook server listens on")
+	fs.StringVar(&o.host, "host", "", "address the webhook server binds to (all when empty)")
+	fs.StringVar(&o.policyFile, "policy", "", "policy file (apiVersion mgr.ceph.rook.io/v1alpha1, kind Policy); built-in defaults when empty. With --policy-name, what is in force until the MgrPolicy is read")
+	fs.StringVar(&o.policyName, "policy-name", "", "the MgrPolicy to enforce, watched live (the release manifests: default); empty: --policy only")
+	fs.StringVar(&o.podName, "pod-name", os.Getenv("POD_NAME"), "this replica's Pod, its entry in the MgrPolicy's status.byPod (default $POD_NAME)")
+	o.metrics.Register(fs)
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve HTTP/2 as well (off: HTTP/1.1 only)")
+	fs.IntVar(&o.maxConnsPerSource, "max-connections-per-source", webhook.DefaultMaxConnsPerSource, "connections held open from one address; more are closed at once")
+	fs.IntVar(&o.maxConns, "max-connections", webhook.DefaultMaxConns, "connections held open in all; when all are taken, a caller holding fewer than the largest holder gets in and the largest holder's oldest connection is closed")
+	fs.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM file of the CAs whose client certificate every caller must present (the API server's, from its WebhookAdmissionConfiguration kubeConfigFile); empty: no client certificate asked")
+	fs.BoolVar(&o.printPolicy, "print-policy", false, "print the effective policy as YAML and exit")
+	fs.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to serve, comma-separated (a namespaced install: the webhook watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
+	fs.StringVar(&o.certMode, "cert-mode", "files", `"files": serve tls.crt/tls.key from --cert-dir as provided (cert-manager, or by hand); "self-signed": create and rotate a CA and serving certificate in Secret --cert-secret and inject the CA into the webhook configurations`)
+	fs.StringVar(&o.certSecret, "cert-secret", "mgr-webhook-certs", "self-signed: the Secret holding the CA and serving certificate")
+	fs.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "self-signed: namespace of the Secret and Service (default $POD_NAMESPACE)")
+	fs.StringVar(&o.serviceName, "service-name", contract.WebhookName, "self-signed: the webhook's Service, whose DNS names the certificate covers")
+	fs.StringVar(&o.webhookConfig, "webhook-config-name", contract.WebhookName, "self-signed: name of the Mutating- and ValidatingWebhookConfiguration to inject the CA into")
+	fs.StringVar(&o.extraSANs, "cert-extra-sans", "", "self-signed: more DNS names or IPs for the certificate, comma-separated")
+	fs.DurationVar(&o.caLifetime, "ca-lifetime", certs.DefaultLifetimes.CA, "self-signed: CA lifetime (renewed with a third left)")
+	fs.DurationVar(&o.certLifetime, "cert-lifetime", certs.DefaultLifetimes.Serving, "self-signed: serving certificate lifetime (renewed with a third left)")
+	fs.DurationVar(&o.certSettle, "cert-settle", certs.DefaultLifetimes.Settle, "self-signed: how long a new CA is in the webhooks' caBundles before it signs, and a new serving certificate is out before the caBundles drop the CA of the one before (the API server's and the replicas' lag)")
+	fs.DurationVar(&o.certCheckInterval, "cert-check-interval", time.Minute, "self-signed: how often certificates and caBundles are checked")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader among replicas; only the leader rotates certificates")
+	fs.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to keep serving after readiness fails, while the Service's endpoints and the API server's connections move away")
+	o.preamble.BindFlags(fs)
 }
 
 func main() {
 	var o options
-	zapOpts := zap.Options{}
-	// --kubeconfig is registered by controller-runtime (in-cluster config when unset).
-	flag.StringVar(&o.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with tls.crt and tls.key; reloaded when they change")
-	flag.IntVar(&o.port, "port", 9443, "port the webhook server listens on")
-	flag.StringVar(&o.host, "host", "", "address the webhook server binds to (all when empty)")
-	flag.StringVar(&o.policyFile, "policy", "", "policy file (apiVersion mgr.ceph.rook.io/v1alpha1, kind Policy); built-in defaults when empty. With --policy-name, what is in force until the MgrPolicy is read")
-	flag.StringVar(&o.policyName, "policy-name", "", "the MgrPolicy to enforce, watched live (the release manifests: default); empty: --policy only")
-	flag.StringVar(&o.podName, "pod-name", os.Getenv("POD_NAME"), "this replica's Pod, its entry in the MgrPolicy's status.byPod (default $POD_NAME)")
-	o.metrics.Register(flag.CommandLine)
-	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
-	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve HTTP/2 as well (off: HTTP/1.1 only)")
-	flag.IntVar(&o.maxConnsPerSource, "max-connections-per-source", webhook.DefaultMaxConnsPerSource, "connections held open from one address; more are closed at once")
-	flag.IntVar(&o.maxConns, "max-connections", webhook.DefaultMaxConns, "connections held open in all; when all are taken, a caller holding fewer than the largest holder gets in and the largest holder's oldest connection is closed")
-	flag.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM file of the CAs whose client certificate every caller must present (the API server's, from its WebhookAdmissionConfiguration kubeConfigFile); empty: no client certificate asked")
-	flag.BoolVar(&o.printPolicy, "print-policy", false, "print the effective policy as YAML and exit")
-	flag.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to serve, comma-separated (a namespaced install: the webhook watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
-	flag.StringVar(&o.certMode, "cert-mode", "files", `"files": serve tls.crt/tls.key from --cert-dir as provided (cert-manager, or by hand); "self-signed": create and rotate a CA and serving certificate in Secret --cert-secret and inject the CA into the webhook configurations`)
-	flag.StringVar(&o.certSecret, "cert-secret", "mgr-webhook-certs", "self-signed: the Secret holding the CA and serving certificate")
-	flag.StringVar(&o.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "self-signed: namespace of the Secret and Service (default $POD_NAMESPACE)")
-	flag.StringVar(&o.serviceName, "service-name", contract.WebhookName, "self-signed: the webhook's Service, whose DNS names the certificate covers")
-	flag.StringVar(&o.webhookConfig, "webhook-config-name", contract.WebhookName, "self-signed: name of the Mutating- and ValidatingWebhookConfiguration to inject the CA into")
-	flag.StringVar(&o.extraSANs, "cert-extra-sans", "", "self-signed: more DNS names or IPs for the certificate, comma-separated")
-	flag.DurationVar(&o.caLifetime, "ca-lifetime", certs.DefaultLifetimes.CA, "self-signed: CA lifetime (renewed with a third left)")
-	flag.DurationVar(&o.certLifetime, "cert-lifetime", certs.DefaultLifetimes.Serving, "self-signed: serving certificate lifetime (renewed with a third left)")
-	flag.DurationVar(&o.certSettle, "cert-settle", certs.DefaultLifetimes.Settle, "self-signed: how long a new CA is in the webhooks' caBundles before it signs, and a new serving certificate is out before the caBundles drop the CA of the one before (the API server's and the replicas' lag)")
-	flag.DurationVar(&o.certCheckInterval, "cert-check-interval", time.Minute, "self-signed: how often certificates and caBundles are checked")
-	flag.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader among replicas; only the leader rotates certificates")
-	flag.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long to keep serving after readiness fails, while the Service's endpoints and the API server's connections move away")
-	zapOpts.BindFlags(flag.CommandLine)
-	printVersion := flag.Bool("version", false, "print the version and exit")
+	o.BindFlags(flag.CommandLine)
 	flag.Parse()
-	build := version.Get()
-	if *printVersion {
-		fmt.Println(build.String(contract.WebhookName))
+	if !o.preamble.Start(contract.WebhookName, os.Stdout, webhook.ServingCertificateExpiry(filepath.Join(o.certDir, "tls.crt"))) {
 		return
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	// client-go and leader election log through klog: the same JSON lines.
-	klog.SetLogger(ctrl.Log.WithName("klog"))
-	ctrl.Log.Info(contract.WebhookName, "version", build.Version, "revision", build.Revision, "go", build.GoVersion)
-	metrics.Registry.MustRegister(version.Collector(contract.WebhookName), webhook.ServingCertificateExpiry(filepath.Join(o.certDir, "tls.crt")))
-
 	if err := run(o); err != nil {
-		fmt.Fprintln(os.Stderr, "mgr-webhook:", err)
+		fmt.Fprintln(os.Stderr, contract.WebhookName+":", err)
 		os.Exit(1)
 	}
 }
