@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -258,4 +259,59 @@ func TestLockGivesUpWithTheContext(t *testing.T) {
 		t.Fatalf("cluster a after its unlock: %v", err)
 	}
 	again()
+}
+
+// TestUnreachableGauge counts the open breakers: up with each cluster that
+// does not answer, down with an answer or a cluster forgotten.
+func TestUnreachableGauge(t *testing.T) {
+	c := New(nil, &fakeCeph{}, nil, 0)
+	gauge := func() float64 { return testutil.ToFloat64(clustersUnreachable) }
+	c.record("a", t0, unreachable)
+	c.record("a", t0, unreachable)
+	c.record("b", t0, unreachable)
+	c.record("c", t0, nil)
+	if got := gauge(); got != 2 {
+		t.Errorf("two dark clusters, one lit: gauge %v", got)
+	}
+	c.record("a", t0, refused)
+	if got := gauge(); got != 1 {
+		t.Errorf("after a's answer: gauge %v", got)
+	}
+	c.Forget("b")
+	if got := gauge(); got != 0 {
+		t.Errorf("after b is forgotten: gauge %v", got)
+	}
+}
+
+// TestProbeDueSlack: a probe within the slack before its time is due (a
+// ticker's jitter does not cost a whole interval); earlier is not.
+func TestProbeDueSlack(t *testing.T) {
+	c := New(nil, &fakeCeph{}, nil, 0)
+	c.record("ns", t0, unreachable)
+	c.record("ns", t0, unreachable) // due at t0+2s
+	slack := 500 * time.Millisecond
+	if !c.ProbeDue("ns", t0.Add(1600*time.Millisecond), slack) {
+		t.Error("within the slack: not due")
+	}
+	if c.ProbeDue("ns", t0.Add(1400*time.Millisecond), slack) {
+		t.Error("before the slack: due")
+	}
+}
+
+// TestRecentExpires: a kept connection older than ConnTTL is read again.
+func TestRecentExpires(t *testing.T) {
+	reads := 0
+	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(secrets("ns", "v2:10.0.0.1:3300")...).
+		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			reads++
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build()
+	c := New(cl, &fakeCeph{}, nil, 0)
+	if _, err := c.Recent(context.Background(), "ns"); err != nil || reads != 2 {
+		t.Fatalf("first Recent: %d reads, %v", reads, err)
+	}
+	c.m["ns"].connAt = time.Now().Add(-ConnTTL - time.Second)
+	if _, err := c.Recent(context.Background(), "ns"); err != nil || reads != 4 {
+		t.Errorf("Recent past its TTL: %d reads (want a fresh read), %v", reads, err)
+	}
 }

@@ -144,20 +144,24 @@ func (w *Watcher) NeedLeaderElection() bool { return true }
 func (w *Watcher) Start(ctx context.Context) error {
 	w.sem = make(chan struct{}, max(w.Workers, 1))
 	w.states = map[string]probeState{}
-	t := time.NewTicker(w.Interval)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		w.pass(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
+		t.Reset(w.pass(ctx))
 	}
 }
 
-// pass labels the single-mgr clusters and starts the reads that are due.
-func (w *Watcher) pass(ctx context.Context) {
+// pass labels the single-mgr clusters and starts the reads that are due. It
+// returns when the next pass is due: an interval on, or sooner when the
+// clock of a cluster whose breaker is open says (so its probe, and the
+// retry of its mgrs that an answer brings, is not late by a tick).
+func (w *Watcher) pass(ctx context.Context) (next time.Duration) {
+	next = w.Interval
 	log := logf.FromContext(ctx).WithName("mgr-role")
 	ds := &appsv1.DeploymentList{}
 	if err := w.Client.List(ctx, ds, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
@@ -178,6 +182,7 @@ func (w *Watcher) pass(ctx context.Context) {
 	for i := range ds.Items {
 		if ns := ds.Items[i].Namespace; contract.IsMgr(&ds.Items[i]) && w.Clusters.Unreachable(ns) {
 			ask[ns], open[ns] = true, w.Clusters.ProbeDue(ns, now, slack)
+			next = min(next, w.Clusters.RetryAfter(ns))
 		}
 	}
 	w.mu.Lock()
@@ -197,6 +202,7 @@ func (w *Watcher) pass(ctx context.Context) {
 	for _, ns := range due {
 		go w.probe(ctx, ns, clusters[ns], ds.Items)
 	}
+	return next
 }
 
 // probe reads cluster ns's mgr map, records the outcome in its breaker and

@@ -384,17 +384,24 @@ func TestOwnKeyRepairedAndRemoved(t *testing.T) {
 }
 
 // TestUnreachableCluster: a mon that never answers gives a CephUnavailable
-// Event and status, retried with backoff; deletion is not held hostage.
+// Event and status. The first unanswered call opens the cluster's breaker:
+// from then on only the role watcher's probe tries the cluster, on the
+// cluster's clock (1 s, doubling), and the reconciles make no CLI call.
+// Deletion is not held hostage.
 func TestUnreachableCluster(t *testing.T) {
 	ctx := context.Background()
 	d := mgrDeployment(t, nsDown, "a", 0, nil)
-	// The CLI's calls: the role watcher's cheap probes (`mgr stat` over a
-	// kept connection) are counted apart.
-	cliCalls := func() float64 {
-		return metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"result": "unavailable"}) -
-			metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"result": "unavailable", "command": "mgr stat"})
+	// The CLI's calls, and the role watcher's probes (`mgr stat` over a kept
+	// connection) apart.
+	unavailable := func(command string) float64 {
+		labels := map[string]string{"result": "unavailable"}
+		if command != "" {
+			labels["command"] = command
+		}
+		return metric(t, "mgr_bootstrap_ceph_calls_total", labels)
 	}
-	before := cliCalls()
+	cliCalls := func() float64 { return unavailable("") - unavailable("mgr stat") }
+	beforeCLI, beforeProbes := cliCalls(), unavailable("mgr stat")
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
@@ -404,11 +411,18 @@ func TestUnreachableCluster(t *testing.T) {
 		t.Errorf("lastError %q", st.LastError)
 	}
 	time.Sleep(12 * time.Second)
-	calls := cliCalls() - before
-	// Each call waits 2s for the mon, then 1s, 2s, 4s, 8s of backoff: about 4
-	// calls in these ~15s. A hot loop would make dozens.
-	if calls < 2 || calls > 6 {
-		t.Errorf("%v ceph calls against an unreachable cluster in ~15s; want 2-6 (backoff)", calls)
+	calls, probes := cliCalls()-beforeCLI, unavailable("mgr stat")-beforeProbes
+	t.Logf("an unreachable cluster for ~15s: %v CLI calls, %v probes", calls, probes)
+	// One CLI call opened the breaker; the reconciles that followed (each
+	// requeued on the cluster's clock) made none.
+	if calls != 1 {
+		t.Errorf("%v CLI calls against an unreachable cluster in ~15s; want 1 (the breaker's first; the reconciles after it make none)", calls)
+	}
+	// The probes: 1 s, 2 s, 4 s, 8 s apart after each unanswered read, at
+	// the role watcher's ticks. A hot loop would make dozens; none would
+	// leave the breaker open for good.
+	if probes < 1 || probes > 6 {
+		t.Errorf("%v probes of an unreachable cluster in ~15s; want 1-6 (its clock)", probes)
 	}
 
 	// The cluster's Services were made before any ceph call; this is the

@@ -109,13 +109,13 @@ func TestCephMonOutage(t *testing.T) {
 	if max := outage.Seconds()/3 + 2; during > max {
 		t.Errorf("%.0f ceph calls in a %s outage; want at most %.0f", during, outage, max)
 	}
-	// The probe, at most --ceph-retry-max apart, closes the breaker, and
-	// that is every mgr's retry at once; then one reconcile, which took up
-	// to 8 s of ceph CLI calls on a loaded CI machine. Not the
-	// workqueue's backoff (minutes), nor the breaker's window (16 s and
-	// more after a 20 s outage). How long after the breaker's close the mgr
-	// got there is logged: 1.6-3 s quiet, 5.2-7.6 s loaded; 8.6 s without the
-	// enqueue (bootstrap TestBreakerAnnouncesAnAnswerAfterFailures holds that).
+	// The probe, on the cluster's clock (at most --ceph-retry-max apart),
+	// closes the breaker, and that is every mgr's retry at once; then one
+	// reconcile, which took up to 8 s of ceph CLI calls on a loaded CI
+	// machine. Not the workqueue's backoff (minutes). How long after the
+	// breaker's close the mgr got there is logged: 1.6-3 s quiet, 5.2-7.6 s
+	// loaded; 8.6 s without the enqueue (bootstrap/cluster
+	// TestGuardedMakesNoCallWhileOpen holds the announcement).
 	if bound := bootstrap.DefaultOptions().CephRetryMax + 10*time.Second; reached > bound {
 		t.Errorf("back at Ceph %s after the mon answered again; want within %s (--ceph-retry-max and one reconcile)", reached, bound)
 	}
