@@ -19,8 +19,8 @@ import (
 // requestedSidecars parses the inject annotation: names, comma-separated.
 func requestedSidecars(annotations map[string]string) []string {
 	var names []string
-	for _, n := range strings.Split(annotations[contract.AnnotationInjectSidecars], ",") {
-		if n = strings.TrimSpace(n); n != "" && !slices.Contains(names, n) {
+	for _, n := range contract.SplitList(annotations[contract.AnnotationInjectSidecars]) {
+		if !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
@@ -33,8 +33,8 @@ type sidecarStatus map[string]string
 
 func parseSidecarStatus(s string) sidecarStatus {
 	st := sidecarStatus{}
-	for _, kv := range strings.Split(s, ",") {
-		if name, hash, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && name != "" {
+	for _, kv := range contract.SplitList(s) {
+		if name, hash, ok := strings.Cut(kv, "="); ok && name != "" {
 			st[name] = hash
 		}
 	}
