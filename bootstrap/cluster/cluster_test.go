@@ -62,6 +62,16 @@ func secrets(ns, monHost string) []client.Object {
 	}
 }
 
+// counting is a client holding objs that counts its Gets.
+func counting(objs ...client.Object) (client.Client, *int) {
+	reads := new(int)
+	return fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).
+		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			*reads++
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build(), reads
+}
+
 func TestBackoff(t *testing.T) {
 	want := []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
 	for n, w := range want {
@@ -185,12 +195,7 @@ func TestGuardedMakesNoCallWhileOpen(t *testing.T) {
 // last read while the cluster answers, and reads again once it did not.
 func TestGetAndRecent(t *testing.T) {
 	ctx := context.Background()
-	reads := 0
-	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(secrets("rook-ceph", "v2:10.0.0.1:3300")...).
-		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			reads++
-			return c.Get(ctx, key, obj, opts...)
-		}}).Build()
+	cl, reads := counting(secrets("rook-ceph", "v2:10.0.0.1:3300")...)
 	c := New(cl, &fakeCeph{}, nil, 0)
 	for range 2 {
 		conn, err := c.Get(ctx, "rook-ceph")
@@ -198,15 +203,15 @@ func TestGetAndRecent(t *testing.T) {
 			t.Fatalf("Get = %+v, %v", conn, err)
 		}
 	}
-	if reads != 4 {
-		t.Errorf("%d reads for two Gets, want both Secrets each time", reads)
+	if *reads != 4 {
+		t.Errorf("%d reads for two Gets, want both Secrets each time", *reads)
 	}
-	if _, err := c.Recent(ctx, "rook-ceph"); err != nil || reads != 4 {
-		t.Errorf("Recent within its TTL read again (%d reads), %v", reads, err)
+	if _, err := c.Recent(ctx, "rook-ceph"); err != nil || *reads != 4 {
+		t.Errorf("Recent within its TTL read again (%d reads), %v", *reads, err)
 	}
 	c.record("rook-ceph", time.Now(), unreachable)
-	if _, err := c.Recent(ctx, "rook-ceph"); err != nil || reads != 6 {
-		t.Errorf("Recent of a cluster that did not answer: %d reads, want a fresh read; %v", reads, err)
+	if _, err := c.Recent(ctx, "rook-ceph"); err != nil || *reads != 6 {
+		t.Errorf("Recent of a cluster that did not answer: %d reads, want a fresh read; %v", *reads, err)
 	}
 
 	if _, err := c.Get(ctx, "ceph-east"); !errors.Is(err, ErrMissing) ||
@@ -300,18 +305,13 @@ func TestProbeDueSlack(t *testing.T) {
 
 // TestRecentExpires: a kept connection older than ConnTTL is read again.
 func TestRecentExpires(t *testing.T) {
-	reads := 0
-	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(secrets("ns", "v2:10.0.0.1:3300")...).
-		WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			reads++
-			return c.Get(ctx, key, obj, opts...)
-		}}).Build()
+	cl, reads := counting(secrets("ns", "v2:10.0.0.1:3300")...)
 	c := New(cl, &fakeCeph{}, nil, 0)
-	if _, err := c.Recent(context.Background(), "ns"); err != nil || reads != 2 {
-		t.Fatalf("first Recent: %d reads, %v", reads, err)
+	if _, err := c.Recent(context.Background(), "ns"); err != nil || *reads != 2 {
+		t.Fatalf("first Recent: %d reads, %v", *reads, err)
 	}
 	c.m["ns"].connAt = time.Now().Add(-ConnTTL - time.Second)
-	if _, err := c.Recent(context.Background(), "ns"); err != nil || reads != 4 {
-		t.Errorf("Recent past its TTL: %d reads (want a fresh read), %v", reads, err)
+	if _, err := c.Recent(context.Background(), "ns"); err != nil || *reads != 4 {
+		t.Errorf("Recent past its TTL: %d reads (want a fresh read), %v", *reads, err)
 	}
 }
