@@ -145,10 +145,10 @@ func (r *Reconciler) keyUser(ctx context.Context, d *appsv1.Deployment, id strin
 	return "", nil
 }
 
-// release lets go of a Deployment that is no longer ours to manage (opted out
+// letGo lets go of a Deployment that is no longer ours to manage (opted out
 // or owned by a Rook CephCluster): its finalizer goes, and its key, keyring
 // and Services stay as they are.
-func (r *Reconciler) release(ctx context.Context, d *appsv1.Deployment) error {
+func (r *Reconciler) letGo(ctx context.Context, d *appsv1.Deployment) error {
 	if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 		return nil
 	}

@@ -92,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if contract.LeftAlone(d) {
 		r.written.Delete(d.UID)
 		r.lastGood.Delete(d.UID)
-		return ctrl.Result{}, r.release(ctx, d)
+		return ctrl.Result{}, r.letGo(ctx, d)
 	}
 	if !r.seal.ready() {
 		// The status cannot be told from a forgery yet (seal.go), and the

@@ -22,6 +22,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/uninstall"
 	"github.com/rook-mgr/mgr-webhook/cmd/internal/preamble"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/securemetrics"
@@ -175,17 +176,17 @@ func run(o options) error {
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
-// release runs bootstrap.Release as the flags say (--release-mgrs).
+// release runs uninstall.Step as the flags say (--release-mgrs).
 func release(o options) error {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
 	}
-	cl, err := bootstrap.ReleaseClient(cfg)
+	cl, err := uninstall.Client(cfg)
 	if err != nil {
 		return err
 	}
-	r := bootstrap.Release{Client: cl, Namespace: ownNamespace(o.Namespace, o.leaderElectionNamespace), Deployment: o.releaseDeployment,
+	r := uninstall.Step{Client: cl, Namespace: ownNamespace(o.Namespace, o.leaderElectionNamespace), Deployment: o.releaseDeployment,
 		Namespaces: contract.SplitList(o.namespaces), Wait: 2 * time.Minute}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()

@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
-	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/uninstall"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/inject"
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -143,18 +143,18 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.installNamespace, "install-namespace", contract.InstallNamespace, "release: the namespace of the install (its Deployment mgr-bootstrap)")
 }
 
-// release stops the controller and releases every mgr (bootstrap.Release),
+// release stops the controller and releases every mgr (uninstall.Step),
 // with the caller's credentials.
 func (s *session) release(ctx context.Context) error {
 	cfg, err := s.config()
 	if err != nil {
 		return err
 	}
-	cl, err := bootstrap.ReleaseClient(cfg)
+	cl, err := uninstall.Client(cfg)
 	if err != nil {
 		return err
 	}
-	rep, err := bootstrap.Release{Client: cl, Namespace: s.installNamespace, Deployment: contract.ControllerName, Wait: 2 * time.Minute}.Run(ctx)
+	rep, err := uninstall.Step{Client: cl, Namespace: s.installNamespace, Deployment: contract.ControllerName, Wait: 2 * time.Minute}.Run(ctx)
 	if rep.PodsLeft > 0 {
 		fmt.Fprintf(s.stderr, "warning: %d pods of deploy/mgr-bootstrap in %s were still there after 2m\n", rep.PodsLeft, s.installNamespace)
 	}

@@ -24,7 +24,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/uninstall"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -145,7 +145,7 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := bootstrap.Release{Client: as, Namespace: installNS, Deployment: "mgr-bootstrap", Wait: time.Minute, Namespaces: []string{ns}}.Run(ctx)
+				rep, err := uninstall.Step{Client: as, Namespace: installNS, Deployment: "mgr-bootstrap", Wait: time.Minute, Namespaces: []string{ns}}.Run(ctx)
 				if err != nil {
 					t.Fatalf("the release as mgr-bootstrap: %v", err)
 				}

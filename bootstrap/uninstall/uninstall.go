@@ -1,7 +1,10 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package bootstrap
+// Package uninstall is the step before an uninstall of the controller
+// (mgr-bootstrap --release-mgrs, the chart's pre-delete hook, and mgrctl
+// release): it lets every mgr Deployment go.
+package uninstall
 
 import (
 	"context"
@@ -24,13 +27,13 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// Release is the step before an uninstall: with the controller gone, its
+// Step is the step before an uninstall: with the controller gone, its
 // finalizer would hold every mgr Deployment, and so its namespace, for
 // ever. It stops the controller (its Deployment scaled to zero, and waited
 // on until no pod of it is left), then removes the finalizer from every mgr
 // Deployment. Nothing else changes: cephx keys stay in Ceph, keyrings and
 // Services in the cluster, and the mgrs keep running.
-type Release struct {
+type Step struct {
 	// Client runs as the controller's ServiceAccount (it may patch mgr
 	// Deployments' finalizers, and, through the uninstall's Role, scale its
 	// own Deployment).
@@ -40,12 +43,12 @@ type Release struct {
 	// Namespaces are those of the mgrs (a namespaced install's); all when empty.
 	Namespaces []string
 	// Wait bounds the wait for the controller's pods to be gone; a pod still
-	// there after it (a node that is down) does not stop the release.
+	// there after it (a node that is down) does not stop the step.
 	Wait time.Duration
 }
 
-// ReleaseClient is the client Release needs (client-go's kinds) for cfg.
-func ReleaseClient(cfg *rest.Config) (client.Client, error) {
+// Client is the client Step needs (client-go's kinds) for cfg.
+func Client(cfg *rest.Config) (client.Client, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -53,8 +56,8 @@ func ReleaseClient(cfg *rest.Config) (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
-// ReleaseReport is what Run did.
-type ReleaseReport struct {
+// Report is what Run did.
+type Report struct {
 	// Released are the mgr Deployments (namespace/name) whose finalizer was removed.
 	Released []string
 	// PodsLeft are the controller's pods still there when Wait ran out.
@@ -62,8 +65,8 @@ type ReleaseReport struct {
 }
 
 // Run stops the controller and releases the mgrs.
-func (r Release) Run(ctx context.Context) (ReleaseReport, error) {
-	var rep ReleaseReport
+func (r Step) Run(ctx context.Context) (Report, error) {
+	var rep Report
 	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Deployment}}
 	d := &appsv1.Deployment{ObjectMeta: scale.ObjectMeta}
 	zero := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`))
