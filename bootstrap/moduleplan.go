@@ -216,7 +216,7 @@ func moduleFor(want string, rel ceph.Version) (name, why string) {
 		if !rel.AtLeast(contract.Nautilus) {
 			return "", "the rook module needs Ceph Nautilus (14) or later"
 		}
-		if rel.Major == 20 && rel.Minor == 2 {
+		if rel.In(contract.RookModuleCrashLoops) {
 			return "", "the rook module crash-loops the mgr on Ceph 20.2 (rook#18213)"
 		}
 	}

@@ -23,7 +23,22 @@ var (
 	Pacific = CephVersion{16, 2, 0}
 	// Tentacle: cephx keys of a new type, which older CLIs cannot read.
 	Tentacle = CephVersion{20, 0, 0}
+
+	// RookModuleCrashLoops is the window, from its first release up to (not
+	// including) its second, where the rook module crash-loops the mgr
+	// (Tentacle 20.2, rook#18213): the controller does not enable it there.
+	RookModuleCrashLoops = [2]CephVersion{{20, 2, 0}, {20, 3, 0}}
 )
+
+// ReleaseNames are the releases' names by major, as the mgr map keys each
+// release's always-on modules.
+var ReleaseNames = map[int]string{14: "nautilus", 15: "octopus", 16: "pacific", 17: "quincy", 18: "reef", 19: "squid", 20: "tentacle", 21: "umbrella"}
+
+// In reports whether v is in window: at least its first release and before
+// its second.
+func (v CephVersion) In(window [2]CephVersion) bool {
+	return v.AtLeast(window[0]) && !v.AtLeast(window[1])
+}
 
 // AtLeast reports v >= o.
 func (v CephVersion) AtLeast(o CephVersion) bool {

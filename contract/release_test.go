@@ -44,3 +44,15 @@ func TestCephVersionOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestIn: a window holds its first release and what follows, up to its
+// second, which it does not hold.
+func TestIn(t *testing.T) {
+	for v, want := range map[CephVersion]bool{
+		{20, 1, 9}: false, {20, 2, 0}: true, {20, 2, 9}: true, {20, 3, 0}: false, {19, 2, 3}: false,
+	} {
+		if got := v.In(RookModuleCrashLoops); got != want {
+			t.Errorf("%s in the rook module's crash window: %v, want %v", v, got, want)
+		}
+	}
+}

@@ -396,7 +396,7 @@ func (c *completer) completeServerAddrInit(module, mgrImage string) {
 	changed = mergeArgs(&ic.Args, args) || changed
 	// From Nautilus on, module options are unknown to the mons until the module
 	// has loaded once; --force sets them anyway (rook#3030). Mimic lacks --force.
-	changed = placeForce(&ic.Args, imageCephMajor(mgrImage) >= 14) || changed
+	changed = placeForce(&ic.Args, imageCephRelease(mgrImage).AtLeast(contract.Nautilus)) || changed
 	changed = mergeEnv(&ic.Env, c.env(mgrImage, true)) || changed
 	changed = c.syncImageEnv(ic, mgrImage) || changed
 	changed = mergeMounts(&ic.VolumeMounts, c.mounts(true)) || changed

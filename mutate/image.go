@@ -31,16 +31,16 @@ func parseImage(s string) (image, error) {
 	return img, nil
 }
 
-// imageCephMajor returns the Ceph major release of an image, or 0 when the tag
-// does not tell (latest, digest only, unparsable).
-func imageCephMajor(s string) int {
+// imageCephRelease returns the Ceph release of an image, or the zero
+// version when the tag does not tell (latest, digest only, unparsable).
+func imageCephRelease(s string) contract.CephVersion {
 	img, err := parseImage(s)
 	if err != nil || img.Tag == "" {
-		return 0
+		return contract.CephVersion{}
 	}
 	v, err := contract.ParseCephTag(img.Tag)
 	if err != nil {
-		return 0
+		return contract.CephVersion{}
 	}
-	return v.Major
+	return v
 }

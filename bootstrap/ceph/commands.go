@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // The commands the bootstrap controller uses, each with its metric name.
@@ -155,21 +157,17 @@ func (m *ModuleInfo) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*plain)(m))
 }
 
-// releaseNames are the names under which the mgr map keeps each release's
-// always-on modules.
-var releaseNames = map[int]string{14: "nautilus", 15: "octopus", 16: "pacific", 17: "quincy", 18: "reef", 19: "squid", 20: "tentacle", 21: "umbrella"}
-
 // Modules is `ceph mgr module ls` computed from the map for a mgr of release
 // rel, as that mgr sees it: it runs the always-on modules of its own release
 // (the newest listed for an unnamed one), so one `mgr dump` answers both who
 // is active and which modules are on.
 func (m MgrMap) Modules(rel Version) Modules {
 	var always []string
-	if name, ok := releaseNames[rel.Major]; ok {
+	if name, ok := contract.ReleaseNames[rel.Major]; ok {
 		always = m.AlwaysOn[name]
 	} else {
 		best := 0
-		for major, name := range releaseNames {
+		for major, name := range contract.ReleaseNames {
 			if _, listed := m.AlwaysOn[name]; listed && major <= rel.Major && major > best {
 				best, always = major, m.AlwaysOn[name]
 			}
