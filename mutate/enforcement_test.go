@@ -5,12 +5,16 @@ package mutate
 
 import (
 	"maps"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 )
 
 // TestEveryRuleNamesItsViolations: breaking each rule the policy's owner may
@@ -123,5 +127,88 @@ func TestEnforcementValidated(t *testing.T) {
 				t.Fatalf("errors %v, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRuleNamesStatedOnce: Rules is the one list of the rules; the CRD's
+// enforcement field (its description, its size limit, its CEL rule, from
+// the markers on PolicySpec.Enforcement) and the in-API-server check
+// (manifests/base/policy/check.yaml) name exactly those rules.
+func TestRuleNamesStatedOnce(t *testing.T) {
+	want := make([]string, 0, len(Rules))
+	for _, r := range Rules {
+		want = append(want, string(r))
+	}
+	slices.Sort(want)
+	quoted := regexp.MustCompile(`'([A-Za-z.]+)'`)
+	names := func(s string) []string {
+		var out []string
+		for _, m := range quoted.FindAllStringSubmatch(s, -1) {
+			out = append(out, m[1])
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+
+	data, err := os.ReadFile("../manifests/base/policy/generated/mgr.ceph.rook.io_mgrpolicies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd map[string]any
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		t.Fatal(err)
+	}
+	var enf map[string]any
+	var find func(v any)
+	find = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if e, ok := v["enforcement"].(map[string]any); ok && e["maxProperties"] != nil {
+				enf = e
+				return
+			}
+			for _, c := range v {
+				find(c)
+			}
+		case []any:
+			for _, c := range v {
+				find(c)
+			}
+		}
+	}
+	find(crd)
+	if enf == nil {
+		t.Fatal("no enforcement field with maxProperties in the CRD")
+	}
+	if got := enf["maxProperties"]; got != float64(len(Rules)) {
+		t.Errorf("the CRD's enforcement takes %v rules, Rules has %d", got, len(Rules))
+	}
+	rules, _ := enf["x-kubernetes-validations"].([]any)
+	if len(rules) != 1 {
+		t.Fatalf("the CRD's enforcement has %d CEL rules, want 1", len(rules))
+	}
+	if got := names(rules[0].(map[string]any)["rule"].(string)); !slices.Equal(got, want) {
+		t.Errorf("the CRD's CEL rule names %v, Rules %v", got, want)
+	}
+	desc, _ := enf["description"].(string)
+	desc = strings.Join(strings.Fields(desc), " ")
+	for _, r := range want {
+		if !strings.Contains(desc, r) {
+			t.Errorf("the CRD's description of enforcement does not name rule %s", r)
+		}
+	}
+
+	check, err := os.ReadFile("../manifests/base/policy/check.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookups := regexp.MustCompile(`variables\.enforcement\[\?'([A-Za-z.]+)'\]`)
+	var got []string
+	for _, m := range lookups.FindAllStringSubmatch(string(check), -1) {
+		got = append(got, m[1])
+	}
+	slices.Sort(got)
+	if got = slices.Compact(got); !slices.Equal(got, want) {
+		t.Errorf("the in-API-server check reads the actions of %v, Rules are %v", got, want)
 	}
 }
