@@ -40,7 +40,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +48,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/await"
 )
 
 const (
@@ -177,7 +177,7 @@ func TestInjectedCABundleVerifiesTheServedCertificate(t *testing.T) {
 	// cainjector merges (feature CAInjectorMerging, on by default): the
 	// bundle keeps what it held and gains the CA, so a CA rotation never
 	// leaves a moment where the old one is not trusted.
-	waitFor(t, 30*time.Second, "the CA injected into both configurations", func() bool {
+	await.For(t, 30*time.Second, "the CA injected into both configurations", func() bool {
 		for _, b := range bundles(t, k8s) {
 			if !bytes.Contains(b, servingSecret.Data[cmmeta.TLSCAKey]) {
 				return false
@@ -224,7 +224,7 @@ func TestInjectedCABundleVerifiesTheServedCertificate(t *testing.T) {
 	}
 	mount(t, certDir, renewed)
 	mounted := time.Now()
-	waitFor(t, 30*time.Second, "the renewed certificate served", func() bool {
+	await.For(t, 30*time.Second, "the renewed certificate served", func() bool {
 		return bytes.Equal(pemOf(verify("renewed")), renewed.Data[corev1.TLSCertKey])
 	})
 	t.Logf("the renewed certificate served %s after the files changed", time.Since(mounted).Round(100*time.Millisecond))
@@ -369,13 +369,4 @@ func admit(t *testing.T, k8s client.Client, root, id string) {
 
 func pemOf(c *x509.Certificate) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	}); err != nil {
-		t.Fatalf("%s: not within %s", what, timeout)
-	}
 }

@@ -17,13 +17,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/localcluster"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/await"
 )
 
 // leaseName is mgr-bootstrap's leader election Lease.
@@ -73,7 +73,7 @@ func workOf(t *testing.T, replica int) work {
 func leader(t *testing.T, timeout time.Duration) int {
 	t.Helper()
 	lead := -1
-	waitFor(t, timeout, "one mgr-bootstrap replica leading", func() bool {
+	await.For(t, timeout, "one mgr-bootstrap replica leading", func() bool {
 		lead = -1
 		for i := range 2 {
 			if p := lc.Bootstrap(i); p == nil || p.Exited() {
@@ -89,15 +89,6 @@ func leader(t *testing.T, timeout time.Duration) int {
 		return lead >= 0
 	})
 	return lead
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	}); err != nil {
-		t.Fatalf("%s: not within %s", what, timeout)
-	}
 }
 
 func apply(t *testing.T, namespace, id string) error {
@@ -193,7 +184,7 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 		t.Fatal(err)
 	}
 	enableCmd := map[string]string{"command": "mgr module enable"}
-	waitFor(t, 2*time.Minute, "the leader enabling a module", func() bool {
+	await.For(t, 2*time.Minute, "the leader enabling a module", func() bool {
 		return metricOf(t, lead, "mgr_bootstrap_ceph_calls_total", enableCmd) >= 1
 	})
 	keyring := keyringOf(t, ns, "a")
@@ -217,7 +208,7 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 	}
 	takeover := time.Since(killed)
 	var st bootstrap.Status
-	waitFor(t, 2*time.Minute, "mgr a Ready after the hand-over", func() bool {
+	await.For(t, 2*time.Minute, "mgr a Ready after the hand-over", func() bool {
 		st = statusOf(t, ns, "a")
 		return st.Phase == bootstrap.PhaseReady
 	})
@@ -242,7 +233,7 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 	// calls: a call that met a restarting mgr is retried, and counts twice.
 	if enables > 0 {
 		var note string
-		waitFor(t, 30*time.Second, "the new leader's "+bootstrap.ReasonModulesEnabled+" Event", func() bool {
+		await.For(t, 30*time.Second, "the new leader's "+bootstrap.ReasonModulesEnabled+" Event", func() bool {
 			notes, err := testenv.DeploymentEvents(ctx, lc.Client, ns, "rook-ceph-mgr-a")
 			if err != nil {
 				t.Fatal(err)
@@ -301,7 +292,7 @@ func TestGracefulHandOver(t *testing.T) {
 		t.Fatalf("replica %d leads; want %d", got, standby)
 	}
 	takeover := time.Since(stopped)
-	waitFor(t, 30*time.Second, "the new leader reconciling", func() bool {
+	await.For(t, 30*time.Second, "the new leader reconciling", func() bool {
 		return metricOf(t, standby, "mgr_bootstrap_reconciles_total", nil) > idle.reconciles
 	})
 	time.Sleep(3 * time.Second) // any follow-up of that reconcile
@@ -351,7 +342,7 @@ func TestAPIServerRestart(t *testing.T) {
 	}
 	attempts := 0
 	var firstErr error
-	waitFor(t, 30*time.Second, "a mgr admitted in the new namespace", func() bool {
+	await.For(t, 30*time.Second, "a mgr admitted in the new namespace", func() bool {
 		attempts++
 		err := apply(t, late.Namespace, "c")
 		if firstErr == nil {
@@ -360,14 +351,14 @@ func TestAPIServerRestart(t *testing.T) {
 		return err == nil
 	})
 	admitted := time.Since(back)
-	waitFor(t, 30*time.Second, "the keyring Secret of the new namespace's mgr", func() bool {
+	await.For(t, 30*time.Second, "the keyring Secret of the new namespace's mgr", func() bool {
 		return keyringOf(t, late.Namespace, "c") != ""
 	})
 	keyed := time.Since(back)
 	if err := apply(t, ns, "b"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 2*time.Minute, "mgr b Ready", func() bool { return statusOf(t, ns, "b").Phase == bootstrap.PhaseReady })
+	await.For(t, 2*time.Minute, "mgr b Ready", func() bool { return statusOf(t, ns, "b").Phase == bootstrap.PhaseReady })
 	ready := time.Since(back)
 	t.Logf("kube-apiserver down %s; after it answered: a mgr in a new namespace admitted after %s (%d attempts), its keyring after %s; mgr b Ready after %s",
 		down.Round(100*time.Millisecond), admitted.Round(100*time.Millisecond), attempts, keyed.Round(100*time.Millisecond), ready.Round(100*time.Millisecond))

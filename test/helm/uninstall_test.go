@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/await"
 	"github.com/rook-mgr/mgr-webhook/test/internal/helmchart"
 )
 
@@ -117,13 +117,13 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 			}
 			kubectl(manifest, "apply", "--server-side", "--force-conflicts", "-f", "-")
 			kubectl(hooks, "apply", "--dry-run=server", "-f", "-")
-			waitFor(t, "the controller's pods", func() bool { return len(controllerPods(t, api.Client, installNS)) > 0 })
+			await.For(t, 90*time.Second, "the controller's pods", func() bool { return len(controllerPods(t, api.Client, installNS)) > 0 })
 			// A deletion the finalizer holds.
 			if err := api.Client.Delete(ctx, mgrs[1]); err != nil {
 				t.Fatal(err)
 			}
 			// The API server marks it deleted and keeps it: the finalizer holds it.
-			waitFor(t, "mgr b marked deleted", func() bool {
+			await.For(t, 90*time.Second, "mgr b marked deleted", func() bool {
 				held := &appsv1.Deployment{}
 				return api.Client.Get(ctx, client.ObjectKeyFromObject(mgrs[1]), held) == nil && held.DeletionTimestamp != nil
 			})
@@ -191,14 +191,14 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, d := range mgrs {
-				waitFor(t, "mgr "+d.Name+" deleted", func() bool {
+				await.For(t, 90*time.Second, "mgr "+d.Name+" deleted", func() bool {
 					return apierrors.IsNotFound(api.Client.Get(ctx, client.ObjectKeyFromObject(d), &appsv1.Deployment{}))
 				})
 			}
 			if err := api.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "namespace "+ns+" deleted", func() bool {
+			await.For(t, 90*time.Second, "namespace "+ns+" deleted", func() bool {
 				return apierrors.IsNotFound(api.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}))
 			})
 		})
@@ -212,13 +212,4 @@ func controllerPods(t *testing.T, cl client.Client, ns string) []corev1.Pod {
 		t.Fatal(err)
 	}
 	return pods.Items
-}
-
-func waitFor(t *testing.T, what string, done func() bool) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
-		return done(), nil
-	}); err != nil {
-		t.Fatalf("%s: not within 90 s", what)
-	}
 }

@@ -46,6 +46,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
+	"github.com/rook-mgr/mgr-webhook/test/internal/await"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
@@ -203,20 +204,6 @@ func update(t *testing.T, edit func(*mutate.PolicySpec)) int64 {
 	return mp.Generation
 }
 
-// waitFor polls until cond holds, or fails naming what.
-func waitFor(t *testing.T, what string, cond func() (bool, error)) {
-	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-		ok, err := cond()
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v (last: %v)", what, err, last)
-	}
-}
-
 // policyEvent reports whether MgrPolicy default has an Event of reason
 // whose note holds text.
 func policyEvent(ctx context.Context, reason, text string) (bool, error) {
@@ -310,7 +297,7 @@ func TestPolicyFollowedLive(t *testing.T) {
 	t.Run("created: every replica reports the generation it enforces", func(t *testing.T) {
 		// Each replica writes its entry, then the controller its condition:
 		// two writes, so both are waited for.
-		waitFor(t, "both replicas in status.byPod and the Accepted condition at generation 1", func() (bool, error) {
+		await.ForErr(t, 15*time.Second, "both replicas in status.byPod and the Accepted condition at generation 1", func() (bool, error) {
 			mp := get(t)
 			w, c := replica(mp, webhookPod), replica(mp, controllerPod)
 			cond := meta.FindStatusCondition(mp.Status.Conditions, v1alpha1.ConditionAccepted)
@@ -338,7 +325,7 @@ func TestPolicyFollowedLive(t *testing.T) {
 		start := time.Now()
 		gen = update(t, func(s *mutate.PolicySpec) { s.Images.MinimumCephVersion = "18.0.0" })
 		var err error
-		waitFor(t, "Quincy refused", func() (bool, error) {
+		await.ForErr(t, 15*time.Second, "Quincy refused", func() (bool, error) {
 			err = admits(t, "quay.io/ceph/ceph:v17.2.7")
 			return err != nil, nil
 		})
@@ -355,7 +342,7 @@ func TestPolicyFollowedLive(t *testing.T) {
 			t.Fatalf("Reef refused: %v", err)
 		}
 		// The completed mgr names the policy that completed it.
-		waitFor(t, "status.policyHash at the new generation", func() (bool, error) { return get(t).Status.ObservedGeneration == gen, nil })
+		await.ForErr(t, 15*time.Second, "status.policyHash at the new generation", func() (bool, error) { return get(t).Status.ObservedGeneration == gen, nil })
 		if stamp, ok := mutate.StampOf(reef); !ok || stamp.Policy != get(t).Status.PolicyHash {
 			t.Fatalf("completed mgr stamped %+v, the MgrPolicy in force hashes %s", stamp, get(t).Status.PolicyHash)
 		}
@@ -372,7 +359,7 @@ func TestPolicyFollowedLive(t *testing.T) {
 			s.Images.MinimumCephVersion = "19.0.0"
 			s.DefaultImage = "quay.io/CEPH/ceph:v19.2.3"
 		})
-		waitFor(t, "Accepted=False", func() (bool, error) {
+		await.ForErr(t, 15*time.Second, "Accepted=False", func() (bool, error) {
 			c := meta.FindStatusCondition(get(t).Status.Conditions, v1alpha1.ConditionAccepted)
 			return c != nil && c.Status == metav1.ConditionFalse && c.ObservedGeneration == bad, nil
 		})
@@ -381,7 +368,7 @@ func TestPolicyFollowedLive(t *testing.T) {
 		if c.Reason != v1alpha1.ReasonInvalid || !strings.Contains(c.Message, "spec.defaultImage") {
 			t.Fatalf("condition does not name the field: %+v", c)
 		}
-		waitFor(t, "the webhook replica reports the refusal", func() (bool, error) {
+		await.ForErr(t, 15*time.Second, "the webhook replica reports the refusal", func() (bool, error) {
 			w := replica(get(t), webhookPod)
 			return w.ObservedGeneration == bad && w.EnforcedGeneration == good && len(w.Errors) == 1 && strings.Contains(w.Errors[0], "spec.defaultImage"), nil
 		})
@@ -396,21 +383,21 @@ func TestPolicyFollowedLive(t *testing.T) {
 				t.Fatalf("mgr_policy_state{operation=%q,state=invalid} not 1 (%v)", op, err)
 			}
 		}
-		waitFor(t, "a PolicyRejected Event", func() (bool, error) { return policyEvent(ctx, policy.ReasonRejected, "spec.defaultImage") })
+		await.ForErr(t, 15*time.Second, "a PolicyRejected Event", func() (bool, error) { return policyEvent(ctx, policy.ReasonRejected, "spec.defaultImage") })
 	})
 
 	t.Run("deleted: the last good policy stays", func(t *testing.T) {
 		if err := k8s.Delete(ctx, get(t)); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "mgr_policy_state missing", func() (bool, error) { return stateIs(v1alpha1.OperationWebhook, "missing") })
+		await.ForErr(t, 15*time.Second, "mgr_policy_state missing", func() (bool, error) { return stateIs(v1alpha1.OperationWebhook, "missing") })
 		if err := admits(t, "quay.io/ceph/ceph:v17.2.7"); err == nil {
 			t.Fatal("deleting the MgrPolicy dropped its rules: Quincy admitted")
 		}
 		if got := webhookStore.InForce(); got.Source != "MgrPolicy default" || got.Policy.Images.MinimumCephVersion != "18.0.0" {
 			t.Fatalf("in force after deletion: %s, minimum %s", got.Source, got.Policy.Images.MinimumCephVersion)
 		}
-		waitFor(t, "a PolicyDeleted Event", func() (bool, error) { return policyEvent(ctx, policy.ReasonDeleted, "stays in force") })
+		await.ForErr(t, 15*time.Second, "a PolicyDeleted Event", func() (bool, error) { return policyEvent(ctx, policy.ReasonDeleted, "stays in force") })
 	})
 }
 
@@ -482,7 +469,7 @@ func TestEnforcementActions(t *testing.T) {
 				t.Fatal(errs)
 			}
 			update(t, func(s *mutate.PolicySpec) { *s = *spec.DeepCopy() })
-			waitFor(t, "the webhook enforces "+string(action), func() (bool, error) { return webhookStore.InForce().Hash == want.Hash(), nil })
+			await.ForErr(t, 15*time.Second, "the webhook enforces "+string(action), func() (bool, error) { return webhookStore.InForce().Hash == want.Hash(), nil })
 			before, err := testenv.CounterSum("mgr_webhook_policy_violations_total", map[string]string{"rule": string(mutate.RuleMinimumCephVersion), "action": string(action)})
 			if err != nil {
 				t.Fatal(err)
@@ -507,7 +494,7 @@ func TestEnforcementActions(t *testing.T) {
 					t.Fatalf("Audit: error %v, warnings %q; want neither", err, got)
 				}
 				key := "mutate.mgr.ceph.rook.io/" + webhook.AuditAnnotationViolations
-				waitFor(t, "the audit log records the violation", func() (bool, error) {
+				await.ForErr(t, 15*time.Second, "the audit log records the violation", func() (bool, error) {
 					data, err := os.ReadFile(auditLog)
 					if err != nil {
 						return false, err
@@ -643,7 +630,7 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 			t.Fatal(errs)
 		}
 		gen := update(t, func(s *mutate.PolicySpec) { *s = *spec.DeepCopy() })
-		waitFor(t, "both components follow the new spec, and the controller accepted it", func() (bool, error) {
+		await.ForErr(t, 15*time.Second, "both components follow the new spec, and the controller accepted it", func() (bool, error) {
 			st := get(t).Status
 			c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionAccepted)
 			return webhookStore.InForce().Hash == want.Hash() && controllerStore.InForce().Hash == want.Hash() &&
@@ -656,12 +643,12 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 		// The API server's admission policy reads status.enforced from its
 		// informer: a moment after the status write.
 		var err error
-		waitFor(t, "mgr "+id+" on "+image+" created", func() (bool, error) {
+		await.ForErr(t, 15*time.Second, "mgr "+id+" on "+image+" created", func() (bool, error) {
 			err = k8s.Create(ctx, mgrOf(t, id, image))
 			return err == nil, err
 		})
 	}
-	waitFor(t, "a Report of three compliant mgrs", func() (bool, error) {
+	await.ForErr(t, 15*time.Second, "a Report of three compliant mgrs", func() (bool, error) {
 		by, _ := reported(t)
 		return len(by) == 3 && slices.Equal(by["rook-ceph-mgr-old1"], []string{"policy=pass"}) && slices.Equal(by["rook-ceph-mgr-new"], []string{"policy=pass"}), fmt.Errorf("reported %v", by)
 	})
@@ -677,7 +664,7 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 				"rook-ceph-mgr-new":  {"policy=pass"},
 			}
 			var got map[string][]string
-			waitFor(t, "the Report lists exactly the old mgrs", func() (bool, error) {
+			await.ForErr(t, 15*time.Second, "the Report lists exactly the old mgrs", func() (bool, error) {
 				got, _ = reported(t)
 				return maps.EqualFunc(got, want, slices.Equal), fmt.Errorf("reported %v", got)
 			})
@@ -687,11 +674,11 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 			}
 			result := map[mutate.Action]string{mutate.ActionWarn: "warn", mutate.ActionAudit: "fail", mutate.ActionDeny: "fail"}[action]
 			// The gauges are set after the pass has written every Report.
-			waitFor(t, "mgr_policy_audit_mgrs{result="+result+"} = 2", func() (bool, error) {
+			await.ForErr(t, 15*time.Second, "mgr_policy_audit_mgrs{result="+result+"} = 2", func() (bool, error) {
 				n, err := testenv.CounterSum("mgr_policy_audit_mgrs", map[string]string{"result": result})
 				return n == 2, err
 			})
-			waitFor(t, "a PolicyAudit Event on an old mgr", func() (bool, error) {
+			await.ForErr(t, 15*time.Second, "a PolicyAudit Event on an old mgr", func() (bool, error) {
 				events, err := testenv.DeploymentEvents(ctx, k8s, ns, "rook-ceph-mgr-old1")
 				return strings.Contains(events[audit.ReasonPolicyAudit], result+" against the policy in force: images.minimumCephVersion"), err
 			})
@@ -745,7 +732,7 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 	if err := k8s.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rook-ceph-mgr-old2"}}); err != nil {
 		t.Fatalf("deleting an old mgr under Deny: %v", err)
 	}
-	waitFor(t, "the deleted mgr leaves the Report", func() (bool, error) {
+	await.ForErr(t, 15*time.Second, "the deleted mgr leaves the Report", func() (bool, error) {
 		got, _ := reported(t)
 		_, listed := got["rook-ceph-mgr-old2"]
 		return got != nil && !listed, nil
@@ -783,14 +770,14 @@ func TestStoppedReplicaWithdrawsItsEntry(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	waitFor(t, "every replica's entry and the controller's condition", func() (bool, error) {
+	await.ForErr(t, 15*time.Second, "every replica's entry and the controller's condition", func() (bool, error) {
 		got := get(t)
 		return replica(got, leaving) != nil && replica(got, webhookPod) != nil && replica(got, controllerPod) != nil &&
 			meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAccepted) != nil, nil
 	})
 	stop()
 	<-done
-	waitFor(t, "its entry withdrawn", func() (bool, error) { return replica(get(t), leaving) == nil, nil })
+	await.ForErr(t, 15*time.Second, "its entry withdrawn", func() (bool, error) { return replica(get(t), leaving) == nil, nil })
 	got := get(t)
 	if replica(got, webhookPod) == nil || replica(got, controllerPod) == nil {
 		t.Fatalf("the other replicas' entries went too: %+v", got.Status.ByPod)

@@ -31,12 +31,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/await"
 )
 
 const ns = "mgr-webhook-system"
@@ -105,7 +105,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 
 	// The webhook put its own CA into the configurations.
 	secret := &corev1.Secret{}
-	waitFor(t, 20*time.Second, "caBundle injected", func() bool {
+	await.For(t, 20*time.Second, "caBundle injected", func() bool {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr-webhook-certs"}, secret) == nil &&
 			bytes.Equal(mutatingBundle(t, k8s), secret.Data[certs.CACertKey]) && !bytes.Equal(secret.Data[certs.CACertKey], envtestCA)
 	})
@@ -114,7 +114,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	// until the serving certificate (12s) and the CA (40s) have rotated.
 	serials, issuers, stopWatch := watchServedCerts(wo.LocalServingPort)
 	l := load(t, k8s, root, "l")
-	waitFor(t, 2*time.Minute, "3 serving certificates from 2 CAs served under load", func() bool {
+	await.For(t, 2*time.Minute, "3 serving certificates from 2 CAs served under load", func() bool {
 		return len(serials()) >= 3 && len(issuers()) >= 2
 	})
 	l.carried(t, 100, "the rotation")
@@ -127,7 +127,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	}
 
 	// Both replicas serve the certificate the Secret holds now.
-	waitFor(t, 10*time.Second, "both replicas serve the Secret's certificate", func() bool {
+	await.For(t, 10*time.Second, "both replicas serve the Secret's certificate", func() bool {
 		cur := &corev1.Secret{}
 		if k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr-webhook-certs"}, cur) != nil {
 			return false
@@ -147,11 +147,11 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	if err := k8s.Update(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "corrupt key regenerated", func() bool {
+	await.For(t, 20*time.Second, "corrupt key regenerated", func() bool {
 		s := &corev1.Secret{}
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr-webhook-certs"}, s) == nil && !bytes.Equal(s.Data[certs.TLSKeyKey], []byte("garbage"))
 	})
-	waitFor(t, 20*time.Second, "CertificateRegenerated Event", func() bool {
+	await.For(t, 20*time.Second, "CertificateRegenerated Event", func() bool {
 		evs := &eventsv1.EventList{}
 		_ = k8s.List(ctx, evs, client.InNamespace(ns))
 		for _, e := range evs.Items {
@@ -171,7 +171,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 	if err := k8s.Update(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "caBundle restored", func() bool { return len(mutatingBundle(t, k8s)) > 0 })
+	await.For(t, 20*time.Second, "caBundle restored", func() bool { return len(mutatingBundle(t, k8s)) > 0 })
 	if err := k8s.Create(ctx, minimal(t, root, "rook-ceph-mgr-z", "z")); err != nil {
 		t.Errorf("admission after the repairs: %v", err)
 	}
@@ -216,7 +216,7 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 		if err := f.apply(cur); err != nil {
 			t.Fatalf("%s: %v", f.name, err)
 		}
-		waitFor(t, 30*time.Second, f.name+" repaired", func() bool {
+		await.For(t, 30*time.Second, f.name+" repaired", func() bool {
 			s := &corev1.Secret{}
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mgr-webhook-certs"}, s) == nil &&
 				leafSerial(s.Data[certs.TLSCertKey]) != before && servesSecret()
@@ -276,7 +276,7 @@ func load(t *testing.T, k8s client.Client, root, prefix string) *loadRun {
 func (l *loadRun) carried(t *testing.T, n int64, what string) {
 	t.Helper()
 	from := l.ok.Load()
-	waitFor(t, time.Minute, fmt.Sprintf("%d admissions %s", n, what), func() bool { return l.ok.Load() >= from+n })
+	await.For(t, time.Minute, fmt.Sprintf("%d admissions %s", n, what), func() bool { return l.ok.Load() >= from+n })
 }
 
 // stop ends the load and counts.
@@ -414,13 +414,4 @@ func watchServedCerts(port int) (serials, issuers func() map[string]bool, stop f
 		}
 	}
 	return snapshot(seenSerials), snapshot(seenIssuers), sync.OnceFunc(func() { close(done) })
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	}); err != nil {
-		t.Fatalf("%s: not within %s", what, timeout)
-	}
 }
