@@ -33,8 +33,9 @@ type moduleInputs struct {
 	Ours []string
 }
 
-// step is one ceph command of a plan.
-type step struct {
+// cephCall is one ceph command of a plan (a reconcile has steps; a plan
+// has calls).
+type cephCall struct {
 	Cmd ceph.Command
 	// Unless is a read whose success means the step is done already.
 	Unless *ceph.Command
@@ -55,15 +56,15 @@ type skip struct {
 
 // modulePlan is what to run, in order, and what the status says once it ran.
 type modulePlan struct {
-	Steps []step
-	// Enabled and Disabled are the modules the steps turn on and off (for the Events).
+	Calls []cephCall
+	// Enabled and Disabled are the modules the calls turn on and off (for the Events).
 	Enabled, Disabled []string
-	// Modules are the wanted modules on once the steps ran; Unavailable the
+	// Modules are the wanted modules on once the calls ran; Unavailable the
 	// wanted ones this release lacks or cannot run.
 	Modules, Unavailable []string
 	Skipped              []skip
 	// Ours is the record of the modules this controller turned on, once
-	// the steps ran: Ours of the inputs, plus Enabled, less Disabled.
+	// the calls ran: Ours of the inputs, plus Enabled, less Disabled.
 	Ours []string
 	// MetricsPort and DashboardPort are the ports set for the mgr after.
 	MetricsPort, DashboardPort int32
@@ -101,7 +102,7 @@ func planModules(in moduleInputs) modulePlan {
 		}
 	}
 	var p modulePlan
-	var enables []step
+	var enables []cephCall
 	for _, want := range in.Want {
 		name, why := moduleFor(want, rel)
 		if why == "" && !on[name] {
@@ -120,7 +121,7 @@ func planModules(in moduleInputs) modulePlan {
 		if !on[name] {
 			on[name] = true
 			p.Enabled = append(p.Enabled, want)
-			enables = append(enables, step{Retry: true, Cmd: ceph.Command{Name: "mgr module enable", Kind: ceph.Write,
+			enables = append(enables, cephCall{Retry: true, Cmd: ceph.Command{Name: "mgr module enable", Kind: ceph.Write,
 				Args: []string{"mgr", "module", "enable", name}}})
 		}
 	}
@@ -129,14 +130,14 @@ func planModules(in moduleInputs) modulePlan {
 	// lists it, and a module off in Ceph (another mgr of the cluster turned
 	// it off) is left alone. A module it did not turn on is never its to
 	// turn off, whatever its status says.
-	var disables []step
+	var disables []cephCall
 	for _, had := range in.Ours {
 		name, _ := moduleFor(had, rel)
 		if slices.Contains(in.Want, had) || name == "" || slices.Contains(in.Modules.AlwaysOn, name) || !slices.Contains(in.Modules.Enabled, name) {
 			continue
 		}
 		p.Disabled = append(p.Disabled, had)
-		disables = append(disables, step{Retry: true, Cmd: ceph.Command{Name: "mgr module disable", Kind: ceph.Write,
+		disables = append(disables, cephCall{Retry: true, Cmd: ceph.Command{Name: "mgr module disable", Kind: ceph.Write,
 			Args: []string{"mgr", "module", "disable", name}}})
 	}
 	// Each mgr's module ports follow its own container's, set per mgr daemon
@@ -146,20 +147,20 @@ func planModules(in moduleInputs) modulePlan {
 	// options set needs no restart: options come before the enables.
 	if slices.Contains(p.Modules, "prometheus") {
 		if in.Prev.MetricsPort != in.MetricsPort {
-			p.Steps = append(p.Steps, configSet(rel, in.MgrID, "mgr/prometheus/server_port", strconv.Itoa(int(in.MetricsPort))))
+			p.Calls = append(p.Calls, configSet(rel, in.MgrID, "mgr/prometheus/server_port", strconv.Itoa(int(in.MetricsPort))))
 		}
 		p.MetricsPort = in.MetricsPort
 	}
 	if slices.Contains(p.Modules, "dashboard") {
 		if in.Prev.DashboardPort != in.DashboardPort {
-			p.Steps = append(p.Steps,
+			p.Calls = append(p.Calls,
 				configSet(rel, in.MgrID, "mgr/dashboard/ssl", "true"),
 				configSet(rel, in.MgrID, "mgr/dashboard/ssl_server_port", strconv.Itoa(int(in.DashboardPort))))
 		}
 		p.DashboardPort = in.DashboardPort
 	}
-	p.Steps = append(p.Steps, enables...)
-	p.Steps = append(p.Steps, disables...)
+	p.Calls = append(p.Calls, enables...)
+	p.Calls = append(p.Calls, disables...)
 	for _, m := range append(slices.Clone(in.Ours), p.Enabled...) {
 		if !slices.Contains(p.Disabled, m) && !slices.Contains(p.Ours, m) {
 			p.Ours = append(p.Ours, m)
@@ -173,18 +174,18 @@ func planModules(in moduleInputs) modulePlan {
 		if !rel.AtLeast(contract.Octopus) {
 			words[0] = "orchestrator"
 		}
-		p.Steps = append(p.Steps, step{Retry: true, Cmd: ceph.Command{Name: strings.Join(words[:3], " "), Kind: ceph.Write, Args: words}})
+		p.Calls = append(p.Calls, cephCall{Retry: true, Cmd: ceph.Command{Name: strings.Join(words[:3], " "), Kind: ceph.Write, Args: words}})
 		p.Backend = in.Backend
 	}
 
 	p.Dashboard = in.Prev.Dashboard && on["dashboard"] && slices.Contains(p.Modules, "dashboard")
 	if slices.Contains(p.Modules, "dashboard") && !p.Dashboard {
-		p.Steps = append(p.Steps, step{Retry: true,
+		p.Calls = append(p.Calls, cephCall{Retry: true,
 			Cmd:    ceph.Command{Name: "dashboard create-self-signed-cert", Kind: ceph.Write, Args: []string{"dashboard", "create-self-signed-cert"}},
 			Unless: &ceph.Command{Name: "config-key exists", Kind: ceph.Read, Args: []string{"config-key", "exists", "mgr/dashboard/crt"}},
 		})
 		if rel.AtLeast(contract.Pacific) {
-			p.Steps = append(p.Steps, step{Retry: true, Password: true,
+			p.Calls = append(p.Calls, cephCall{Retry: true, Password: true,
 				Cmd: ceph.Command{Name: "dashboard ac-user-set-password", Kind: ceph.Write,
 					Args: []string{"dashboard", "ac-user-set-password", contract.DashboardUser, "--force-password"}},
 				// ac-user-create answers 0 for an existing user without
@@ -225,10 +226,10 @@ func moduleFor(want string, rel ceph.Version) (name, why string) {
 
 // configSet sets a module option for one mgr; --force (from Nautilus) lets the
 // mons take options of a module that has not loaded yet.
-func configSet(rel ceph.Version, id, option, value string) step {
+func configSet(rel ceph.Version, id, option, value string) cephCall {
 	args := []string{"config", "set", "mgr." + id, option, value}
 	if rel.AtLeast(contract.Nautilus) {
 		args = append(args, "--force")
 	}
-	return step{Cmd: ceph.Command{Name: "config set", Kind: ceph.Write, Args: args}}
+	return cephCall{Cmd: ceph.Command{Name: "config set", Kind: ceph.Write, Args: args}}
 }

@@ -39,7 +39,7 @@ var (
 )
 
 // describe writes a step as an operator would type it.
-func describe(s step) string {
+func describe(s cephCall) string {
 	out := "ceph " + strings.Join(s.Cmd.Args, " ")
 	if s.Password {
 		out += " -i <password>"
@@ -240,7 +240,7 @@ func TestPlanModules(t *testing.T) {
 			}
 			p := planModules(c.in)
 			var steps []string
-			for _, s := range p.Steps {
+			for _, s := range p.Calls {
 				steps = append(steps, describe(s))
 			}
 			if !slices.Equal(steps, c.steps) {
@@ -261,7 +261,7 @@ func TestPlanModules(t *testing.T) {
 				}
 			}
 			// No password, ever, in what a step puts on the command line.
-			for _, s := range p.Steps {
+			for _, s := range p.Calls {
 				if s.Cmd.Stdin != nil || (s.OnNotFound != nil && s.OnNotFound.Stdin != nil) {
 					t.Errorf("a plan carries stdin: %s", describe(s))
 				}
@@ -287,7 +287,7 @@ func TestPlanModulesConverges(t *testing.T) {
 			first := planModules(in)
 			after := ls
 			after.Enabled = slices.Clone(ls.Enabled)
-			for _, s := range first.Steps {
+			for _, s := range first.Calls {
 				if s.Cmd.Name == "mgr module enable" {
 					after.Enabled = append(after.Enabled, s.Cmd.Args[3])
 				}
@@ -295,7 +295,7 @@ func TestPlanModulesConverges(t *testing.T) {
 			in.Modules, in.Prev = after, Status{Dashboard: first.Dashboard, Backend: first.Backend, MetricsPort: first.MetricsPort, DashboardPort: first.DashboardPort}
 			second := planModules(in)
 			var again []string
-			for _, s := range second.Steps {
+			for _, s := range second.Calls {
 				if s.Cmd.Kind == ceph.Write && s.Unless == nil {
 					again = append(again, describe(s))
 				}
@@ -373,7 +373,7 @@ func TestPlanModulesRecord(t *testing.T) {
 			if !slices.Equal(p.Ours, tc.record) {
 				t.Errorf("record %v, want %v", p.Ours, tc.record)
 			}
-			for _, s := range p.Steps {
+			for _, s := range p.Calls {
 				if s.Cmd.Name == "mgr module disable" && !slices.Contains(tc.ours, s.Cmd.Args[3]) {
 					t.Errorf("disables %s, which is not the controller's", s.Cmd.Args[3])
 				}

@@ -158,13 +158,13 @@ func (r *Reconciler) runModulePlan(ctx context.Context, s *scope, conn ceph.Conn
 		}
 	}
 	var password []byte
-	for _, st := range plan.Steps {
+	for _, st := range plan.Calls {
 		if st.Password && password == nil {
 			if password, err = r.dashboardPassword(ctx, d); err != nil {
 				return err
 			}
 		}
-		if err := r.runStep(ctx, conn, st, password); err != nil {
+		if err := r.runCall(ctx, conn, st, password); err != nil {
 			return err
 		}
 	}
@@ -184,10 +184,10 @@ func (r *Reconciler) runModulePlan(ctx context.Context, s *scope, conn ceph.Conn
 	return nil
 }
 
-// runStep runs one planned command: not at all when its Unless read
+// runCall runs one planned command: not at all when its Unless read
 // succeeds, the OnNotFound command when it answers ENOENT, with retries when
 // it may meet a restarting mgr.
-func (r *Reconciler) runStep(ctx context.Context, conn ceph.Conn, s step, password []byte) error {
+func (r *Reconciler) runCall(ctx context.Context, conn ceph.Conn, s cephCall, password []byte) error {
 	if s.Unless != nil {
 		_, err := r.Ceph.Run(ctx, conn, *s.Unless)
 		if err == nil {

@@ -22,7 +22,7 @@ import (
 )
 
 // scriptedCeph answers Run from a script, in order, and records the calls;
-// the other methods are not used by runStep.
+// the other methods are not used by runCall.
 type scriptedCeph struct {
 	Ceph
 	answers []error
@@ -51,42 +51,42 @@ func TestRunStep(t *testing.T) {
 	create := ceph.Command{Name: "dashboard ac-user-create", Args: []string{"dashboard", "ac-user-create", "admin"}}
 	exists := ceph.Command{Name: "config-key exists", Args: []string{"config-key", "exists", "k"}}
 	for name, tc := range map[string]struct {
-		step    step
+		step    cephCall
 		answers []error
 		calls   []string // command names, in order
 		wantErr string
 	}{
 		"permanent EINVAL: one call, an error naming the command": {
-			step: step{Cmd: set, Retry: true}, answers: []error{cephErr(syscall.EINVAL, "Invalid command: unused arguments: ['--force-password']")},
+			step: cephCall{Cmd: set, Retry: true}, answers: []error{cephErr(syscall.EINVAL, "Invalid command: unused arguments: ['--force-password']")},
 			calls: []string{set.Name}, wantErr: "ceph dashboard ac-user-set-password admin: ceph x: EINVAL",
 		},
 		"a module still loading is waited for": {
-			step: step{Cmd: set, Retry: true}, answers: []error{cephErr(syscall.EINVAL, "no valid command found; 10 closest matches:"), cephErr(syscall.EAGAIN, "try again")},
+			step: cephCall{Cmd: set, Retry: true}, answers: []error{cephErr(syscall.EINVAL, "no valid command found; 10 closest matches:"), cephErr(syscall.EAGAIN, "try again")},
 			calls: []string{set.Name, set.Name, set.Name},
 		},
 		"without Retry, a restarting mgr is an error": {
-			step: step{Cmd: set}, answers: []error{cephErr(syscall.EBUSY, "busy")},
+			step: cephCall{Cmd: set}, answers: []error{cephErr(syscall.EBUSY, "busy")},
 			calls: []string{set.Name}, wantErr: "EBUSY",
 		},
 		"ENOENT runs the fallback": {
-			step: step{Cmd: set, OnNotFound: &create, Password: true}, answers: []error{cephErr(syscall.ENOENT, "User admin does not exist")},
+			step: cephCall{Cmd: set, OnNotFound: &create, Password: true}, answers: []error{cephErr(syscall.ENOENT, "User admin does not exist")},
 			calls: []string{set.Name, create.Name},
 		},
 		"Unless answering 0 skips the command": {
-			step: step{Cmd: set, Unless: &exists}, calls: []string{exists.Name},
+			step: cephCall{Cmd: set, Unless: &exists}, calls: []string{exists.Name},
 		},
 		"Unless answering ENOENT runs it": {
-			step: step{Cmd: set, Unless: &exists}, answers: []error{cephErr(syscall.ENOENT, "")}, calls: []string{exists.Name, set.Name},
+			step: cephCall{Cmd: set, Unless: &exists}, answers: []error{cephErr(syscall.ENOENT, "")}, calls: []string{exists.Name, set.Name},
 		},
 		"Unless failing otherwise is the error": {
-			step: step{Cmd: set, Unless: &exists}, answers: []error{cephErr(syscall.EACCES, "denied")}, calls: []string{exists.Name}, wantErr: "EACCES",
+			step: cephCall{Cmd: set, Unless: &exists}, answers: []error{cephErr(syscall.EACCES, "denied")}, calls: []string{exists.Name}, wantErr: "EACCES",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fc := &scriptedCeph{answers: tc.answers}
 			r := &Reconciler{Ceph: fc, Clusters: cluster.New(nil, fc, nil, 0), Options: Options{ModuleTimeout: time.Minute, RetryInterval: time.Millisecond}}
 			start := time.Now()
-			err := r.runStep(context.Background(), ceph.Conn{}, tc.step, []byte("s3cret"))
+			err := r.runCall(context.Background(), ceph.Conn{}, tc.step, []byte("s3cret"))
 			if time.Since(start) > 5*time.Second {
 				t.Errorf("took %s", time.Since(start))
 			}
@@ -133,7 +133,7 @@ func TestUnknownCommandWindow(t *testing.T) {
 		fc := &scriptedCeph{answers: answers}
 		r := &Reconciler{Ceph: fc, Clusters: cluster.New(nil, fc, nil, 0), Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 200 * time.Millisecond}
 		start := time.Now()
-		err := r.runStep(context.Background(), ceph.Conn{}, step{Cmd: set, Retry: true}, nil)
+		err := r.runCall(context.Background(), ceph.Conn{}, cephCall{Cmd: set, Retry: true}, nil)
 		took := time.Since(start)
 		if !ceph.IsUnknownCommand(err) {
 			t.Errorf("error %v, want the unknown command", err)
@@ -145,7 +145,7 @@ func TestUnknownCommandWindow(t *testing.T) {
 	t.Run("known at last within the window: done", func(t *testing.T) {
 		fc := &scriptedCeph{answers: []error{unknown, unknown, unknown}}
 		r := &Reconciler{Ceph: fc, Clusters: cluster.New(nil, fc, nil, 0), Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 10 * time.Second}
-		if err := r.runStep(context.Background(), ceph.Conn{}, step{Cmd: set, Retry: true}, nil); err != nil || len(fc.calls) != 4 {
+		if err := r.runCall(context.Background(), ceph.Conn{}, cephCall{Cmd: set, Retry: true}, nil); err != nil || len(fc.calls) != 4 {
 			t.Errorf("error %v after %d calls; want success on the 4th", err, len(fc.calls))
 		}
 	})

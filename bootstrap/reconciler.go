@@ -119,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	// The one place status and failure Events are written, whatever the
 	// steps return.
 	defer func() {
-		err = r.record(ctx, d, s.next, err)
+		err = r.writeStatus(ctx, d, s.next, err)
 		res, err = r.unavailableRetry(req.Namespace, res, err)
 	}()
 	return runSteps(ctx, s,

@@ -23,7 +23,7 @@ type scope struct {
 	// by listMgrs).
 	mgrs []appsv1.Deployment
 	// prev is the status the controller may act on (readStatus); next is
-	// the one the steps build, written once when the reconcile ends (record).
+	// the one the steps build, written once when the reconcile ends (writeStatus).
 	prev, next Status
 	// want is the cluster's module set (chooseModules).
 	want []string

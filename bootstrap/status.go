@@ -131,11 +131,11 @@ func (s Status) encode() string {
 	return string(b)
 }
 
-// record writes the outcome of a reconcile: the status (only when it
+// writeStatus writes the outcome of a reconcile: the status (only when it
 // changed) and, for a failure, its lastError, phase and Warning Event. It
 // returns err for the workqueue's exponential backoff (never a hot loop), or
 // the status write's error when the steps succeeded.
-func (r *Reconciler) record(ctx context.Context, d *appsv1.Deployment, st Status, err error) error {
+func (r *Reconciler) writeStatus(ctx context.Context, d *appsv1.Deployment, st Status, err error) error {
 	if err == nil {
 		return r.saveStatus(ctx, d, st)
 	}

@@ -147,7 +147,7 @@ func TestRecordWritesEveryOutcome(t *testing.T) {
 			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(d), cur); err != nil {
 				t.Fatal(err)
 			}
-			got := r.record(context.Background(), cur, Status{Phase: PhaseWaitingForPod, ObservedGeneration: 3}, tc.err)
+			got := r.writeStatus(context.Background(), cur, Status{Phase: PhaseWaitingForPod, ObservedGeneration: 3}, tc.err)
 			if !errors.Is(got, tc.err) && got != tc.err {
 				t.Errorf("record returned %v, want the step's error %v", got, tc.err)
 			}

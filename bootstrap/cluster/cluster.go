@@ -194,10 +194,10 @@ func (c *Cache) stateOf(ns string) *state {
 	return st
 }
 
-// record notes the outcome of a ceph call made to cluster ns at now: one
+// observe notes the outcome of a ceph call made to cluster ns at now: one
 // that found it unreachable opens (or keeps open) its breaker; any answer
 // closes it, and announces the cluster when it was open.
-func (c *Cache) record(ns string, now time.Time, err error) {
+func (c *Cache) observe(ns string, now time.Time, err error) {
 	if _, notMade := errors.AsType[*BreakerOpen](err); notMade {
 		return
 	}
@@ -278,7 +278,7 @@ func (c *Cache) Probe(ctx context.Context, ns string) (ceph.MgrStat, error) {
 		return ceph.MgrStat{}, err
 	}
 	stat, err := c.ceph.MgrStat(ctx, conn)
-	c.record(ns, time.Now(), err)
+	c.observe(ns, time.Now(), err)
 	return stat, err
 }
 
@@ -339,7 +339,7 @@ func guard[T any](g guarded, conn ceph.Conn, call func() (T, error)) (T, error) 
 		return zero, err
 	}
 	v, err := call()
-	g.c.record(conn.Cluster, time.Now(), err)
+	g.c.observe(conn.Cluster, time.Now(), err)
 	return v, err
 }
 

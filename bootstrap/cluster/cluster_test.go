@@ -116,7 +116,7 @@ func TestBreakerAndClock(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := New(nil, &fakeCeph{}, nil, 10*time.Second)
 			for i, err := range tc.calls {
-				c.record("ns", t0.Add(time.Duration(i)*time.Second), err)
+				c.observe("ns", t0.Add(time.Duration(i)*time.Second), err)
 			}
 			now := t0.Add(tc.at)
 			if got := c.Unreachable("ns"); got != tc.open {
@@ -209,7 +209,7 @@ func TestGetAndRecent(t *testing.T) {
 	if _, err := c.Recent(ctx, "rook-ceph"); err != nil || *reads != 4 {
 		t.Errorf("Recent within its TTL read again (%d reads), %v", *reads, err)
 	}
-	c.record("rook-ceph", time.Now(), unreachable)
+	c.observe("rook-ceph", time.Now(), unreachable)
 	if _, err := c.Recent(ctx, "rook-ceph"); err != nil || *reads != 6 {
 		t.Errorf("Recent of a cluster that did not answer: %d reads, want a fresh read; %v", *reads, err)
 	}
@@ -271,14 +271,14 @@ func TestLockGivesUpWithTheContext(t *testing.T) {
 func TestUnreachableGauge(t *testing.T) {
 	c := New(nil, &fakeCeph{}, nil, 0)
 	gauge := func() float64 { return testutil.ToFloat64(clustersUnreachable) }
-	c.record("a", t0, unreachable)
-	c.record("a", t0, unreachable)
-	c.record("b", t0, unreachable)
-	c.record("c", t0, nil)
+	c.observe("a", t0, unreachable)
+	c.observe("a", t0, unreachable)
+	c.observe("b", t0, unreachable)
+	c.observe("c", t0, nil)
 	if got := gauge(); got != 2 {
 		t.Errorf("two dark clusters, one lit: gauge %v", got)
 	}
-	c.record("a", t0, refused)
+	c.observe("a", t0, refused)
 	if got := gauge(); got != 1 {
 		t.Errorf("after a's answer: gauge %v", got)
 	}
@@ -292,8 +292,8 @@ func TestUnreachableGauge(t *testing.T) {
 // ticker's jitter does not cost a whole interval); earlier is not.
 func TestProbeDueSlack(t *testing.T) {
 	c := New(nil, &fakeCeph{}, nil, 0)
-	c.record("ns", t0, unreachable)
-	c.record("ns", t0, unreachable) // due at t0+2s
+	c.observe("ns", t0, unreachable)
+	c.observe("ns", t0, unreachable) // due at t0+2s
 	slack := 500 * time.Millisecond
 	if !c.ProbeDue("ns", t0.Add(1600*time.Millisecond), slack) {
 		t.Error("within the slack: not due")
