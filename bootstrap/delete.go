@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -79,8 +80,13 @@ func (r *Reconciler) removeKey(ctx context.Context, s *scope) (ctrl.Result, bool
 	if remaining := time.Until(d.DeletionTimestamp.Add(r.FinalizerTimeout)); remaining > 0 {
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonCephUnavailable, "Delete",
 			"cannot remove cephx key %s yet (%v); retrying until %s", entities, err, d.DeletionTimestamp.Add(r.FinalizerTimeout).UTC().Format(time.RFC3339))
-		// Retry on our own clock, never past the deadline.
-		return ctrl.Result{RequeueAfter: min(remaining, r.Clusters.RetryMax())}, true, nil
+		// Retry on the cluster's clock while it does not answer, after the
+		// longest wait when it answered no; never past the deadline.
+		wait := r.Clusters.RetryMax()
+		if ceph.IsUnavailable(err) {
+			wait = max(r.Clusters.RetryAfter(d.Namespace), time.Second)
+		}
+		return ctrl.Result{RequeueAfter: min(remaining, wait)}, true, nil
 	}
 	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandoned, "Delete",
 		"gave up removing cephx key %s after %s (%v); remove it by hand: ceph auth rm %s", entities, r.FinalizerTimeout, err, strings.Join(s.removeKeys, "; ceph auth rm "))
