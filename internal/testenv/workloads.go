@@ -13,11 +13,13 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
@@ -180,6 +182,21 @@ func MinimalMgr(root, ns, id string, ports [2]int32, annotations map[string]stri
 		s += fmt.Sprintf("          ports:\n            - {name: http-metrics, containerPort: %d, protocol: TCP}\n            - {name: dashboard, containerPort: %d, protocol: TCP}\n", ports[0], ports[1])
 	}
 	return []byte(s), nil
+}
+
+// MinimalMgrObject is MinimalMgr with the default ports and no
+// annotations, as the Deployment a client creates. It returns an error
+// rather than failing a test: writers call it from their own goroutines.
+func MinimalMgrObject(root, ns, id string) (*appsv1.Deployment, error) {
+	data, err := MinimalMgr(root, ns, id, [2]int32{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	d := &appsv1.Deployment{}
+	if err := yaml.UnmarshalStrict(data, d); err != nil {
+		return nil, fmt.Errorf("the minimal mgr example: %w", err)
+	}
+	return d, nil
 }
 
 // nodeReady: Ready and untainted.

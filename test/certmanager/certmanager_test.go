@@ -37,14 +37,12 @@ import (
 	"github.com/cert-manager/cert-manager/pkg/controller/cainjector"
 	"github.com/cert-manager/cert-manager/pkg/util/pki"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -144,7 +142,11 @@ func TestInjectedCABundleVerifiesTheServedCertificate(t *testing.T) {
 
 	// Control: with envtest's CA still in place, the API server refuses the
 	// served certificate, so the admissions below prove the injection.
-	if err := k8s.Create(ctx, minimal(t, root, "a")); err == nil || !strings.Contains(err.Error(), "x509") {
+	a, err := testenv.MinimalMgrObject(root, "rook-ceph", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx, a); err == nil || !strings.Contains(err.Error(), "x509") {
 		t.Fatalf("a mgr created before the injection: %v; want the webhook call to fail certificate verification", err)
 	}
 
@@ -340,25 +342,15 @@ func annotationsOf(t *testing.T, k8s client.Client) []byte {
 	return fmt.Appendf(nil, "mutating=%s validating=%s", m.Annotations[cmapi.WantInjectAnnotation], v.Annotations[cmapi.WantInjectAnnotation])
 }
 
-func minimal(t *testing.T, root, id string) *appsv1.Deployment {
-	t.Helper()
-	data, err := testenv.MinimalMgr(root, "rook-ceph", id, [2]int32{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &appsv1.Deployment{}
-	if err := yaml.Unmarshal(data, d); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // admit creates a minimal mgr through the API server, which calls both
 // webhooks over TLS verified by the injected caBundle, and checks that it
 // was completed.
 func admit(t *testing.T, k8s client.Client, root, id string) {
 	t.Helper()
-	d := minimal(t, root, id)
+	d, err := testenv.MinimalMgrObject(root, "rook-ceph", id)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := k8s.Create(context.Background(), d); err != nil {
 		t.Fatalf("mgr %s through the API server: %v", id, err)
 	}

@@ -23,7 +23,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
 )
@@ -186,7 +185,11 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 				default:
 				}
 				id := fmt.Sprintf("r%d-%d", w, i)
-				d := minimal(t, root, id)
+				d, err := testenv.MinimalMgrObject(root, "rook-ceph", id)
+				if err != nil {
+					t.Error(err)
+					return
+				}
 				if err := k8s.Create(ctx, d); err != nil {
 					failed.Add(1)
 					t.Logf("admission failed: %v", err)
@@ -245,20 +248,6 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	if failed.Load() != 0 || ok.Load() < 100 {
 		t.Errorf("%d of %d admissions failed during the rolling restart; want 0 of at least 100", failed.Load(), ok.Load()+failed.Load())
 	}
-}
-
-func minimal(t *testing.T, root, id string) *appsv1.Deployment {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "manifests", "examples", "minimal-mgr.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &appsv1.Deployment{}
-	if err := yaml.UnmarshalStrict(data, d); err != nil {
-		t.Fatal(err)
-	}
-	d.Name, d.Labels["mgr"] = "rook-ceph-mgr-"+id, id
-	return d
 }
 
 var _ client.Object = &appsv1.Deployment{}

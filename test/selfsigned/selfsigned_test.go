@@ -28,11 +28,9 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/certs"
 	"github.com/rook-mgr/mgr-webhook/internal/testenv"
@@ -172,7 +170,11 @@ func TestSelfSignedRotationUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	await.For(t, 20*time.Second, "caBundle restored", func() bool { return len(mutatingBundle(t, k8s)) > 0 })
-	if err := k8s.Create(ctx, minimal(t, root, "rook-ceph-mgr-z", "z")); err != nil {
+	z, err := testenv.MinimalMgrObject(root, "rook-ceph", "z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx, z); err != nil {
 		t.Errorf("admission after the repairs: %v", err)
 	}
 
@@ -255,7 +257,11 @@ func load(t *testing.T, k8s client.Client, root, prefix string) *loadRun {
 				default:
 				}
 				id := fmt.Sprintf("%s%d-%d", prefix, w, i)
-				m := minimal(t, root, "rook-ceph-mgr-"+id, id)
+				m, err := testenv.MinimalMgrObject(root, "rook-ceph", id)
+				if err != nil {
+					t.Error(err)
+					return
+				}
 				if err := k8s.Create(context.Background(), m); err != nil {
 					l.failed.Add(1)
 					t.Logf("admission failed: %v", err)
@@ -362,20 +368,6 @@ func mutatingBundle(t *testing.T, k8s client.Client) []byte {
 		t.Fatal(err)
 	}
 	return m.Webhooks[0].ClientConfig.CABundle
-}
-
-func minimal(t *testing.T, root, name, id string) *appsv1.Deployment {
-	data, err := os.ReadFile(filepath.Join(root, "manifests", "examples", "minimal-mgr.yaml"))
-	if err != nil {
-		t.Error(err)
-		return nil
-	}
-	d := &appsv1.Deployment{}
-	if err := yaml.Unmarshal(data, d); err != nil {
-		t.Error(err)
-	}
-	d.Name, d.Labels["mgr"] = name, id
-	return d
 }
 
 // watchServedCerts dials the webhook every 100ms and records the serial and
