@@ -70,8 +70,10 @@ func cephCalls(t *testing.T, command string) float64 {
 	return v
 }
 
-// bothSettled waits until mgrs a and b have status phase.
-func bothSettled(t *testing.T, ns string, phase bootstrap.Phase, timeout time.Duration) {
+// bothSettled waits until mgrs a and b have status phase and, when with is
+// set, a status it accepts: an annotation changes no generation, so a
+// phase alone may be the one from before the change.
+func bothSettled(t *testing.T, ns string, phase bootstrap.Phase, timeout time.Duration, with func(bootstrap.Status) bool) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		for _, id := range []string{"a", "b"} {
@@ -79,7 +81,7 @@ func bothSettled(t *testing.T, ns string, phase bootstrap.Phase, timeout time.Du
 			if env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.DeploymentName(id)}, d) != nil {
 				return false, nil
 			}
-			if st, _ := bootstrap.StatusOf(d); st.Phase != phase || st.ObservedGeneration != d.Generation {
+			if st, _ := bootstrap.StatusOf(d); st.Phase != phase || st.ObservedGeneration != d.Generation || (with != nil && !with(st)) {
 				return false, nil
 			}
 		}
@@ -99,7 +101,7 @@ func bothSettled(t *testing.T, ns string, phase bootstrap.Phase, timeout time.Du
 func clusterModules(t *testing.T, ns string) {
 	disables, enables := cephCalls(t, "mgr module disable"), cephCalls(t, "mgr module enable")
 	annotate(t, ns, "a", "orchestrator_cli,rook,prometheus")
-	bothSettled(t, ns, bootstrap.PhaseReady, 2*time.Minute)
+	bothSettled(t, ns, bootstrap.PhaseReady, 2*time.Minute, func(st bootstrap.Status) bool { return !slices.Contains(st.Modules, "dashboard") })
 	time.Sleep(6 * time.Second) // a resync or role pass meanwhile must not disable again
 	if on := enabled(t, ns); slices.Contains(on, "dashboard") || !slices.Contains(on, "prometheus") {
 		t.Errorf("enabled modules after removing dashboard from the cluster's set: %v", on)
@@ -113,7 +115,7 @@ func clusterModules(t *testing.T, ns string) {
 	// A conflicting annotation: reported on both mgrs, nothing changed.
 	before, beforeEnables := cephCalls(t, "mgr module disable"), cephCalls(t, "mgr module enable")
 	annotate(t, ns, "b", "prometheus")
-	bothSettled(t, ns, bootstrap.PhaseError, time.Minute)
+	bothSettled(t, ns, bootstrap.PhaseError, time.Minute, nil)
 	for _, id := range []string{"a", "b"} {
 		evs := &eventsv1.EventList{}
 		if err := env.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
@@ -134,7 +136,7 @@ func clusterModules(t *testing.T, ns string) {
 	// Back to the defaults: dashboard on again, once.
 	annotate(t, ns, "b", "-")
 	annotate(t, ns, "a", "-")
-	bothSettled(t, ns, bootstrap.PhaseReady, 3*time.Minute)
+	bothSettled(t, ns, bootstrap.PhaseReady, 3*time.Minute, func(st bootstrap.Status) bool { return slices.Contains(st.Modules, "dashboard") })
 	if on := enabled(t, ns); !slices.Contains(on, "dashboard") {
 		t.Errorf("dashboard not enabled again with the defaults: %v", on)
 	}
