@@ -178,9 +178,15 @@ func (w *Watcher) pass(ctx context.Context) (next time.Duration) {
 		ask[ns] = true
 	}
 	now, slack := time.Now(), w.Interval/10
-	open := map[string]bool{}
+	present := map[string]bool{} // namespaces with any mgr, one being deleted included
 	for i := range ds.Items {
-		if ns := ds.Items[i].Namespace; contract.IsMgr(&ds.Items[i]) && w.Clusters.Unreachable(ns) {
+		if contract.IsMgr(&ds.Items[i]) {
+			present[ds.Items[i].Namespace] = true
+		}
+	}
+	open := map[string]bool{}
+	for ns := range present {
+		if w.Clusters.Unreachable(ns) {
 			ask[ns], open[ns] = true, w.Clusters.ProbeDue(ns, now, slack)
 			next = min(next, w.Clusters.RetryAfter(ns))
 		}
