@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
+	"github.com/rook-mgr/mgr-webhook/internal/servingtls"
 	"github.com/rook-mgr/mgr-webhook/policy"
 	"github.com/rook-mgr/mgr-webhook/version"
 )
@@ -157,7 +158,7 @@ type ServerOptions struct {
 // NewServer is the webhook server, TLS options included: the one place it is
 // built (cmd/mgr-webhook, the test harness and the benchmarks call it).
 func NewServer(o ServerOptions) (ctrlwebhook.Server, error) {
-	opts := TLSOptions(o.EnableHTTP2)
+	opts := servingtls.Options(o.EnableHTTP2)
 	if o.ClientCAFile != "" {
 		pem, err := os.ReadFile(o.ClientCAFile)
 		if err != nil {
@@ -185,17 +186,6 @@ func NewServer(o ServerOptions) (ctrlwebhook.Server, error) {
 	}
 	return &server{DefaultServer: &ctrlwebhook.DefaultServer{Options: ctrlwebhook.Options{Host: o.Host, Port: o.Port, CertDir: o.CertDir}},
 		o: o, tlsOpts: opts}, nil
-}
-
-// TLSOptions sets TLS 1.2 as the floor and, unless enableHTTP2, serves
-// HTTP/1.1 only (HTTP/2 exposed servers to rapid-reset attacks, CVE-2023-44487).
-func TLSOptions(enableHTTP2 bool) []func(*tls.Config) {
-	return []func(*tls.Config){func(c *tls.Config) {
-		c.MinVersion = tls.VersionTLS12
-		if !enableHTTP2 {
-			c.NextProtos = []string{"http/1.1"}
-		}
-	}}
 }
 
 // PolicySource gives the policy in force and its hash (*policy.Store); a

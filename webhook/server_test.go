@@ -4,43 +4,11 @@
 package webhook
 
 import (
-	"crypto/tls"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// TestTLSFloor: a client that offers only TLS 1.1 or 1.0 gets no handshake;
-// TLS 1.2 does; HTTP/2 is off unless asked for.
-func TestTLSFloor(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
-	srv.TLS = &tls.Config{}
-	for _, o := range TLSOptions(false) {
-		o(srv.TLS)
-	}
-	srv.StartTLS()
-	defer srv.Close()
-	for name, tc := range map[string]struct {
-		max uint16
-		ok  bool
-	}{"TLS 1.0": {tls.VersionTLS10, false}, "TLS 1.1": {tls.VersionTLS11, false}, "TLS 1.2": {tls.VersionTLS12, true}, "TLS 1.3": {tls.VersionTLS13, true}} {
-		t.Run(name, func(t *testing.T) {
-			c, err := tls.Dial("tcp", srv.Listener.Addr().String(), &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS10, MaxVersion: tc.max}) //nolint:gosec // probing the server's floor
-			if err == nil {
-				defer c.Close()
-				if p := c.ConnectionState().NegotiatedProtocol; p == "h2" {
-					t.Errorf("negotiated HTTP/2")
-				}
-			}
-			if (err == nil) != tc.ok {
-				t.Errorf("handshake error %v, want success %v", err, tc.ok)
-			}
-		})
-	}
-}
 
 // TestNewServerClientCA: a client CA file that cannot be read, or holds no
 // certificate, stops the server from being built, naming the file; the

@@ -9,11 +9,12 @@
 package securemetrics
 
 import (
-	"crypto/tls"
 	"flag"
 
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rook-mgr/mgr-webhook/internal/servingtls"
 )
 
 // Flags are the metrics endpoint's flags, alike in both binaries.
@@ -45,11 +46,7 @@ func (f Flags) Options() metricsserver.Options {
 		o.SecureServing = true
 		o.FilterProvider = filters.WithAuthenticationAndAuthorization
 		o.CertDir = f.CertDir
-		// HTTP/1.1 only, as the webhook: no HTTP/2 stream attacks (CVE-2023-44487).
-		o.TLSOpts = []func(*tls.Config){func(c *tls.Config) {
-			c.MinVersion = tls.VersionTLS12
-			c.NextProtos = []string{"http/1.1"}
-		}}
+		o.TLSOpts = servingtls.Options(false)
 	}
 	return o
 }
