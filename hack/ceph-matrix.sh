@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KUBEBUILDER_ASSETS:?set KUBEBUILDER_ASSETS (hack/build-binaries.sh)}"
 read -r -a flags <<< "${GO_TEST_FLAGS:--count=1 -timeout=20m}"
-read -r -a packages <<< "${CEPH_PACKAGES:-./internal/cephtest/ ./bootstrap/ceph/ ./test/bootstrap/ ./test/e2e/}"
+read -r -a packages <<< "${CEPH_PACKAGES:-./internal/harness/cephtest/ ./bootstrap/ceph/ ./test/bootstrap/ ./test/e2e/}"
 
 # bin prints the directory whose ceph tools are <suite>'s ("" for the host's).
 bin() {

@@ -170,7 +170,7 @@ for obj in mutatingwebhookconfiguration/mgr-webhook validatingwebhookconfigurati
 done
 kubectl -n mgr-webhook-system wait --for=condition=Available deploy --all --timeout=5m
 # The suite's mgrs choose modules by annotation: the site policy must offer
-# them (moduleChoices), as internal/localcluster's SitePolicy does.
+# them (moduleChoices), as internal/harness/localcluster's SitePolicy does.
 # The suite runs two mgrs of one cluster: on a cluster of one schedulable
 # node (make e2e-node) they may share it, which the default policy's
 # required anti-affinity forbids.

@@ -116,7 +116,7 @@ up() {
   # creates; down removes it when this node made it.
   [ -e /var/lib/rook ] || touch "$NODE_DIR/made-var-lib-rook"
   # The node's address is the one it reaches the API server from: the API
-  # server's own when it runs on this machine (internal/testenv serves it at
+  # server's own when it runs on this machine (internal/harness/testenv serves it at
   # that address), so both sides agree by construction.
   server=$("$assets/kubectl" --kubeconfig "$KUBECONFIG" config view --minify -o jsonpath='{.clusters[0].cluster.server}')
   server_host=${server#*://}; server_host=${server_host%%/*}; server_host=${server_host%:*}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/badspec"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/badspec"
 )
 
 // completedMinimal returns the shipped example, completed with the default policy.

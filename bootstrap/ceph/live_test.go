@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 )
 
 // The tests in this file run against live, one real Ceph mon + mgr shared

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
-	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 )
 
 // cephWrites passes every call on to the real runner and keeps, for each

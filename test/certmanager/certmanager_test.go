@@ -45,7 +45,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 	"github.com/rook-mgr/mgr-webhook/test/internal/await"
 )
 
@@ -152,7 +152,7 @@ func TestInjectedCABundleVerifiesTheServedCertificate(t *testing.T) {
 
 	// cert-manager's cainjector, as its Deployment runs it for webhooks.
 	// Its field manager comes from the user agent, as cert-manager's binary
-	// sets it; its errors go to the test's log (internal/testenv).
+	// sets it; its errors go to the test's log (internal/harness/testenv).
 	cfg := rest.CopyConfig(api.Config)
 	cfg.UserAgent = "cert-manager-cainjector/v1.21.2"
 	injector, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: api.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})

@@ -31,7 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 

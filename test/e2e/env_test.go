@@ -5,7 +5,7 @@
 // E2E_KUBECONFIG it runs against that cluster (kind: `make e2e-kind`), whose
 // Ceph namespaces are named by E2E_CEPH_NAMESPACES and reached by `kubectl
 // exec` into the bootstrap controller; without it, it starts the local
-// cluster of real binaries (internal/localcluster) with two Ceph clusters.
+// cluster of real binaries (internal/harness/localcluster) with two Ceph clusters.
 package e2e
 
 import (
@@ -32,8 +32,8 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/localcluster"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/localcluster"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 // Env is the cluster under test.

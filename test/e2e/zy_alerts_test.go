@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 	"github.com/rook-mgr/mgr-webhook/test/internal/alertrules"
 )
 

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package faults kills and restarts what the system runs on, with everything
-// real (internal/localcluster: control plane, kwok, a Ceph mon with mgr
+// real (internal/harness/localcluster: control plane, kwok, a Ceph mon with mgr
 // daemons a and b, mgr-webhook, and mgr-bootstrap as the shipped Deployment
 // runs it: two replicas electing a leader): the leader SIGKILLed mid module
 // enable, a graceful hand-over, and kube-apiserver restarted under both
@@ -15,8 +15,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/rook-mgr/mgr-webhook/internal/localcluster"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/localcluster"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 const ns = "rook-ceph"

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 // TestOneLogFormat runs both binaries as an identity the API server

@@ -32,7 +32,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/certs"
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 	"github.com/rook-mgr/mgr-webhook/test/internal/kustomized"
 )
 

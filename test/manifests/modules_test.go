@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 // TestProductModuleHoldsNoTestOnlyModule: the product's go.mod (what the

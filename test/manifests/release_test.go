@@ -18,7 +18,7 @@ import (
 	"mvdan.cc/sh/v3/shell"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 var (

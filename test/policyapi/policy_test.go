@@ -43,7 +43,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
 	"github.com/rook-mgr/mgr-webhook/test/internal/await"

@@ -49,8 +49,8 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 // previousRelease is the commit users upgrade from: the last release's tag

@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 // Cluster is a running mon + mgr.

@@ -30,8 +30,8 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/localcluster"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/localcluster"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 // Options configure a demo run.

@@ -26,8 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rook-mgr/mgr-webhook/internal/cephtest"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 // WebhookNamespace holds the webhook's certificate Secret.

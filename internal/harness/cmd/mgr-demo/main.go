@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/rook-mgr/mgr-webhook/internal/demo"
-	"github.com/rook-mgr/mgr-webhook/internal/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/demo"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 func main() {
