@@ -54,7 +54,7 @@ test: verify ## lint, manifest drift, then every test (unit, golden, real API se
 # on its control plane, built from the Go module proxy like v1.37's.
 COMPAT_K8S       ?= v1.30.14
 # Packages of the test module (test/go.mod).
-COMPAT_K8S_TESTS  = ./integration/ ./manifests/ ./helm/ ./outage/ ./policyapi/ ./policycheck/
+COMPAT_K8S_TESTS  = ./integration/admission/ ./integration/manifests/ ./ceph/helm/ ./integration/outage/ ./integration/policyapi/ ./integration/policycheck/
 
 compat: ## the API-facing tests on Kubernetes COMPAT_K8S, and the Ceph-facing ones on each run of COMPAT_MATRIX, beside make test's
 	@./hack/install-deps.sh
@@ -77,7 +77,7 @@ fuzz: ## each fuzz target for FUZZTIME (60s); a crasher lands in testdata/fuzz a
 chaos: ## the long fault runs: the Ceph mon stopped for CEPH_OUTAGE (60s) under the controller
 	@./hack/install-deps.sh
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
-	CEPH_OUTAGE=$${CEPH_OUTAGE:-60s} KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test -count=1 -v -run 'TestCephMonOutage' ./bootstrap/
+	CEPH_OUTAGE=$${CEPH_OUTAGE:-60s} KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test -count=1 -v -run 'TestCephMonOutage' ./ceph/bootstrap/
 
 mutation: ## mutation testing of mutate/, webhook/, certs/, inject/, bootstrap/, bootstrap/audit/, bootstrap/cluster/, bootstrap/roles/, bootstrap/ceph/ (gremlins' mutants as schemata, test/cmd/go-mutants; unit tests; fails under MUTATION_THRESHOLD (90) percent killed) and of the shipped YAML (test/cmd/manifest-mutants; fails on an unexplained survivor); MUTATION_PACKAGES picks
 	./hack/mutation.sh
@@ -89,7 +89,7 @@ e2e: ## the e2e suite on a local control plane of real binaries + real Ceph (E2E
 e2e-node: ## as root: a real kubelet + containerd node on this machine (hack/node.sh) joined to a local control plane, pods from images made without a registry, cleanup checked
 	@./hack/install-deps.sh
 	@assets="$$(WITH_NODE=1 ./hack/build-binaries.sh | tail -n1)"; \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test -count=1 -timeout=80m -tags node -v ./node/
+	KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test -count=1 -timeout=80m -tags node -v ./e2e/node/
 
 e2e-kind: ## the e2e suite on a kind cluster of 1 control plane + 3 workers (needs Docker; made offline where nothing can be pulled: hack/e2e-kind.sh)
 	./hack/e2e-kind.sh
@@ -133,7 +133,7 @@ fmt: ## gofmt the tree
 vet: ## go vet both modules (the product's and test/'s)
 	$(GO) vet ./...
 	$(GO) -C test vet ./...
-	$(GO) -C test vet -tags node ./node/
+	$(GO) -C test vet -tags node ./e2e/node/
 
 lint: vet ## gofmt check, go vet, go.mod and test/go.mod tidy, the license header on every Go file, actionlint on the workflows, shellcheck on the scripts
 	@./hack/install-deps.sh lint
@@ -143,7 +143,7 @@ lint: vet ## gofmt check, go vet, go.mod and test/go.mod tidy, the license heade
 	$(GO) mod tidy -diff
 	$(GO) -C test mod tidy -diff
 	$(GO) tool actionlint
-	shellcheck hack/*.sh hack/kind/docker test/kind/*.sh .ci/run
+	shellcheck hack/*.sh hack/kind/docker test/ceph/kind/*.sh .ci/run
 
 clean:
 	rm -rf $(BIN) tmp dist

@@ -280,7 +280,7 @@ func TestServerAddrKey(t *testing.T) {
 
 // TestServerAddrCaps: the init containers' key may run `config set` of its
 // own mgr's two server_addr options, and nothing else (Ceph's command caps;
-// TestServerAddrKeyOnCeph in test/bootstrap tries it on real Ceph).
+// TestServerAddrKeyOnCeph in test/ceph/bootstrap tries it on real Ceph).
 func TestServerAddrCaps(t *testing.T) {
 	want := []string{"mon", `allow command "config set" with who=mgr.b name=mgr/dashboard/b/server_addr, allow command "config set" with who=mgr.b name=mgr/prometheus/b/server_addr`}
 	if got := contract.ServerAddrCaps("b"); !slices.Equal(got, want) {

@@ -11,14 +11,14 @@
 #                        against the oldest cluster
 #
 # A run of daemons and CLI of one release runs CEPH_PACKAGES; a run that mixes
-# releases runs the controller's suite (test/bootstrap), where the CLI meets
+# releases runs the controller's suite (test/ceph/bootstrap), where the CLI meets
 # the cluster. GO_TEST_FLAGS are passed to go test; KUBEBUILDER_ASSETS must be
 # set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KUBEBUILDER_ASSETS:?set KUBEBUILDER_ASSETS (hack/build-binaries.sh)}"
 read -r -a flags <<< "${GO_TEST_FLAGS:--count=1 -timeout=20m}"
-read -r -a packages <<< "${CEPH_PACKAGES:-./internal/harness/cephtest/ ./bootstrap/ceph/ ./test/bootstrap/ ./test/e2e/}"
+read -r -a packages <<< "${CEPH_PACKAGES:-./internal/harness/cephtest/ ./bootstrap/ceph/ ./test/ceph/bootstrap/ ./test/e2e/}"
 
 # bin prints the directory whose ceph tools are <suite>'s ("" for the host's).
 bin() {
@@ -46,7 +46,7 @@ for run in "$@"; do
     pkgs=("${packages[@]}")
   else
     echo "== run: Ceph $(version "$cluster_bin") ($cluster) cluster, controller CLI $(version "$cli_bin") ($cli)"
-    pkgs=(./test/bootstrap/)
+    pkgs=(./test/ceph/bootstrap/)
   fi
   PATH="${cluster_bin:+$cluster_bin:}$PATH" MGR_WEBHOOK_CONTROLLER_CEPH=$cli_path \
     gotest "${pkgs[@]}"

@@ -7,7 +7,7 @@
 #
 #   hack/e2e-kind.sh              everything above
 #   hack/e2e-kind.sh up           only the cluster and the images; prints the
-#                                 kubeconfig's path (test/kind's lane)
+#                                 kubeconfig's path (test/ceph/kind's lane)
 #   hack/e2e-kind.sh down         deletes the cluster
 #   hack/e2e-kind.sh ceph <ns>    hack/e2e-remote.sh ceph <ns>: only make <ns> a
 #                                 throwaway Ceph cluster in the current

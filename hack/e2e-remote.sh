@@ -2,10 +2,10 @@
 # The e2e suite's remote mode (test/e2e with E2E_KUBECONFIG) on the cluster
 # of KUBECONFIG, whose nodes already hold the project's images of
 # E2E_IMAGE_TAG: every step but making the cluster and loading the images,
-# which hack/e2e-kind.sh (kind) and test/node (a real kubelet on this
+# which hack/e2e-kind.sh (kind) and test/e2e/node (a real kubelet on this
 # machine, make e2e-node) do before calling it. It installs the release
 # manifests (make release, in CERT_MODE), makes three namespaces throwaway
-# Ceph clusters (one mon in a pod each, test/kind/ceph-mon.yaml, with Rook's
+# Ceph clusters (one mon in a pod each, test/ceph/kind/ceph-mon.yaml, with Rook's
 # cluster objects) and runs the suite against them; its mgr pods are real
 # ceph-mgr containers.
 #
@@ -18,12 +18,12 @@
 #   CERT_MODE               cert-manager (installed first when missing, from
 #                           CERT_MANAGER_URL) or self-signed
 #   E2E_CEPH_IMAGE          the Ceph image of the mons and mgrs (default the
-#                           one in test/kind/ceph-mon.yaml and the example mgr)
+#                           one in test/ceph/kind/ceph-mon.yaml and the example mgr)
 #   E2E_CONTROL_PLANE_CIDRS where the API server calls webhooks from,
 #                           comma-separated (the NetworkPolicy's; default:
 #                           the control-plane nodes' InternalIPs, or, with
 #                           none labelled, any address)
-#   E2E_GO_TEST_FLAGS       more go test flags (test/node: -tags node)
+#   E2E_GO_TEST_FLAGS       more go test flags (test/e2e/node: -tags node)
 #   E2E_CEPH_NAMESPACES, E2E_TEARDOWN_NAMESPACE
 #                           bring your own Ceph instead (e.g. Rook
 #                           CephClusters): two namespaces with Rook's cluster
@@ -43,7 +43,7 @@ kubectl() { "$KUBECTL" "$@"; }
 log() { printf '[e2e-remote] %s\n' "$*" >&2; }
 
 # The Ceph image of the mons and mgrs.
-CEPH_IMAGE=${E2E_CEPH_IMAGE:-$(sed -n 's/^ *image: *//p' test/kind/ceph-mon.yaml | head -n1)}
+CEPH_IMAGE=${E2E_CEPH_IMAGE:-$(sed -n 's/^ *image: *//p' test/ceph/kind/ceph-mon.yaml | head -n1)}
 
 # cephx_key prints a new cephx secret of the key type the release of
 # CEPH_IMAGE uses, as its ceph-authtool --gen-print-key does: base64 of type,
@@ -72,7 +72,7 @@ ceph_cluster() {
     return
   fi
   kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-  sed "s|image: quay.io/ceph/ceph:.*|image: $CEPH_IMAGE|" test/kind/ceph-mon.yaml | kubectl -n "$ns" apply -f - >/dev/null
+  sed "s|image: quay.io/ceph/ceph:.*|image: $CEPH_IMAGE|" test/ceph/kind/ceph-mon.yaml | kubectl -n "$ns" apply -f - >/dev/null
   ip=$(kubectl -n "$ns" get service rook-ceph-mon-a -o jsonpath='{.spec.clusterIP}')
   fsid=$(python3 -c 'import uuid; print(uuid.uuid4())')
   files=$(mktemp -d)
@@ -83,7 +83,7 @@ ceph_cluster() {
     --from-literal=mon_host="[v2:$ip:3300,v1:$ip:6789]" --from-literal=mon_initial_members=a
   kubectl -n "$ns" create secret generic rook-ceph-admin-keyring --from-file=keyring="$files/keyring"
   kubectl -n "$ns" create configmap rook-ceph-config --from-file=ceph.conf="$files/ceph.conf"
-  kubectl -n "$ns" create configmap ceph-mon-a --from-file=mon.sh=test/kind/mon.sh --from-literal=public-addr="$ip"
+  kubectl -n "$ns" create configmap ceph-mon-a --from-file=mon.sh=test/ceph/kind/mon.sh --from-literal=public-addr="$ip"
   rm -rf "$files"
   log "namespace $ns: Ceph cluster $fsid, mon a at $ip"
 }

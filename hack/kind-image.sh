@@ -151,7 +151,7 @@ chroot "$root" ldd /usr/sbin/nft | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print 
 done
 printf 'root:x:0:0:root:/root:/sbin/nologin\n' > "$work/cp/etc/passwd"
 cp "$coredns_bin" "$work/coredns/coredns"
-CGO_ENABLED=0 go -C test build -trimpath -ldflags='-s -w' -o "$work/pause/pause" ./node/pause
+CGO_ENABLED=0 go -C test build -trimpath -ldflags='-s -w' -o "$work/pause/pause" ./e2e/node/pause
 cp_names=()
 for n in kube-apiserver kube-controller-manager kube-scheduler kube-proxy etcd; do cp_names+=("$(image_of "$n")"); done
 import "$work/cp" '["/bin/false"]' "${cp_names[@]}"

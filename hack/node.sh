@@ -4,7 +4,7 @@
 # host-local), kubelet and kube-proxy (hack/build-binaries.sh, WITH_NODE=1).
 # No registry is reachable, so images are made here from root file systems
 # (umoci) and imported into containerd: a pause image of our own
-# (test/node/pause), and Ceph from Debian (hack/ceph-release.sh) as
+# (test/e2e/node/pause), and Ceph from Debian (hack/ceph-release.sh) as
 # quay.io/ceph/ceph:<its version> so a mgr pod runs without a pull.
 #
 #   KUBECONFIG=... hack/node.sh up      # start; prints the node's name (the
@@ -159,7 +159,7 @@ EOF
   for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
   [ -S "$sock" ] || die "containerd did not start: $NODE_DIR/containerd.log"
 
-  CGO_ENABLED=0 go -C test build -o "$NODE_DIR/bin/pause-root/pause" ./node/pause
+  CGO_ENABLED=0 go -C test build -o "$NODE_DIR/bin/pause-root/pause" ./e2e/node/pause
   image localhost/pause:node "$NODE_DIR/bin/pause-root" /pause
   version=$(PATH="$ceph_bin:$PATH" ceph --version | cut -d' ' -f3)
   image "quay.io/ceph/ceph:v$version" "$ceph_root" /bin/bash

@@ -47,7 +47,7 @@ type Bound struct {
 // NewBound is a Bound with the defaults of cmd/mgr-webhook: 10 s to read a
 // large request, 2 s for a small one's body, 64 small requests of up to
 // 256 KiB handled at once with 16 MiB of small bodies in flight, and 4 large
-// ones (28 MiB of bodies at most; test/bounded measured a peak of 73-79 MiB
+// ones (28 MiB of bodies at most; test/integration/bounded measured a peak of 73-79 MiB
 // RSS under 20 slow 3 MiB senders and 200 idle callers, against the
 // Deployment's 128 MiB limit).
 func NewBound() *Bound {

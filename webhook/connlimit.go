@@ -15,7 +15,7 @@ import (
 // Default connection caps of the webhook's listener. A mgr write is one
 // admission call or two; 128 concurrent calls from one API server is far past
 // what mgr Deployments ask, and 1024 open connections stay within the
-// Deployment's memory limit (test/bounded measures it).
+// Deployment's memory limit (test/integration/bounded measures it).
 const (
 	DefaultMaxConnsPerSource = 128
 	DefaultMaxConns          = 1024

@@ -121,7 +121,7 @@ func TestSelects(t *testing.T) {
 }
 
 // TestAPIServerCalls: how each answer to the dry-run create reads. The
-// answers come from a fake clientset here; test/integration has the API
+// answers come from a fake clientset here; test/integration/admission has the API
 // server's own, with a good caBundle and with another CA's.
 func TestAPIServerCalls(t *testing.T) {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "rook-ceph-mgr-a", Namespace: "rook-ceph"}}

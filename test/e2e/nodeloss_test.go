@@ -81,7 +81,7 @@ func TestNodeLoss(t *testing.T) {
 	if w := workers(t); len(w) < 3 {
 		t.Fatalf("%d Ready workers (%v): the test needs 3, one to lose and one to take its mgr", len(w), w)
 	}
-	// The mons keep to the control plane (test/kind/ceph-mon.yaml): a lost
+	// The mons keep to the control plane (test/ceph/kind/ceph-mon.yaml): a lost
 	// worker must not take the test cluster's only mon.
 	mons := &corev1.PodList{}
 	if err := env.Client.List(ctx, mons, client.InNamespace(ns), client.MatchingLabels{"app": "rook-ceph-mon"}); err != nil || len(mons.Items) == 0 {

@@ -7,7 +7,7 @@
 // each objectSelector and namespaceSelector term, each admission rule, each
 // RBAC verb, resource, resourceName and binding, each kustomize transformer's
 // selector and field path — and runs the tests that read those files without
-// a cluster (test/manifestrules, and those of test/manifests and test/helm)
+// a cluster (test/static/manifestrules, and those of test/integration/manifests and test/ceph/helm)
 // against a copy of the checkout holding the change. A change no test fails
 // on survives; each survivor must be listed in equivalent.txt with the
 // reason no install behaves differently, and every listed one must survive.
@@ -39,13 +39,13 @@ type suite struct {
 }
 
 var (
-	rules     = suite{"./manifestrules/", ""}
-	kustomize = suite{"./manifests/", "^(TestWebhookConfigurationsOnlySeeMgrDeployments|TestWebhookDeploymentIsHighlyAvailableAndLocked|TestRBACIsLeastPrivilege|TestCertManagerOverlay|TestRelocationLeavesOthersObjectsAlone)$"}
-	chart     = suite{"./helm/", "^(TestChartLints|TestChartValues|TestChartSchemaFits)$"}
+	rules     = suite{"./static/manifestrules/", ""}
+	kustomize = suite{"./integration/manifests/", "^(TestWebhookConfigurationsOnlySeeMgrDeployments|TestWebhookDeploymentIsHighlyAvailableAndLocked|TestRBACIsLeastPrivilege|TestCertManagerOverlay|TestRelocationLeavesOthersObjectsAlone)$"}
+	chart     = suite{"./ceph/helm/", "^(TestChartLints|TestChartValues|TestChartSchemaFits)$"}
 )
 
 // judgedBy: the installs a file's mutants are judged on (see
-// test/manifestrules) and the suites that judge them.
+// test/static/manifestrules) and the suites that judge them.
 type judgedBy struct {
 	installs string
 	suites   []suite
@@ -234,7 +234,7 @@ func run(workers int, only string, list bool) error {
 
 var failLine = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
 
-// judge runs one suite in the checkout dir (test/manifestrules on the
+// judge runs one suite in the checkout dir (test/static/manifestrules on the
 // installs named) and returns the tests that fail
 // (the deepest subtests), or the whole output when the binary fails otherwise.
 func judge(dir, bin string, s suite, installs string) ([]string, string) {

@@ -4,7 +4,7 @@
 // Package kustomized builds a kustomization with kustomize's library, in
 // process: the version kubectl kustomize embeds (sigs.k8s.io/kustomize/api
 // in go.mod, the one k8s.io/kubectl requires) with kubectl's options.
-// test/manifests' TestKustomizeLibraryBuildsAsKubectl proves the two build
+// test/integration/manifests' TestKustomizeLibraryBuildsAsKubectl proves the two build
 // the same bytes, so that the tests which only read a build need no kubectl
 // (make mutation runs them for every change of the YAML, without a cluster)
 // and skip its start-up.

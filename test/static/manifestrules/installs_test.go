@@ -9,7 +9,7 @@
 // matching). Every shipped install is judged: both kustomize overlays, the
 // README's relocated overlay, and the Helm chart in each mode. These tests
 // take seconds, so hack/manifest-mutants runs them for every one-token change
-// of the YAML; test/manifests proves the same installs on a real API server.
+// of the YAML; test/integration/manifests proves the same installs on a real API server.
 package manifestrules
 
 import (

@@ -224,7 +224,7 @@ func TestWebhookConfigurationsOnlySeeMgrDeployments(t *testing.T) {
 		h := hooks[name]
 		// No objectSelector: it sees the Deployment's own labels only, and a
 		// mgr whose label sits on its pod template would pass unjudged; the
-		// runs-a-mgr matchCondition selects (test/manifestrules judges it).
+		// runs-a-mgr matchCondition selects (test/static/manifestrules judges it).
 		// Nothing the Deployment's writer sets (the opt-out label) may keep a
 		// request from the webhook.
 		if h.obj != nil && (len(h.obj.MatchLabels) != 0 || len(h.obj.MatchExpressions) != 0) {
@@ -394,7 +394,7 @@ func TestServiceAccountsCanDoOnlyTheirJob(t *testing.T) {
 		{bootstrapSA, []string{"get", "secret/rook-ceph-admin-keyring"}, true},
 		{bootstrapSA, []string{"delete", "secrets"}, false},
 		// Delete: only to remove the per-mgr Services of earlier versions,
-		// and only those its mgr Deployment controls (test/bootstrap).
+		// and only those its mgr Deployment controls (test/ceph/bootstrap).
 		{bootstrapSA, []string{"delete", "services"}, true},
 		{bootstrapSA, []string{"patch", "pods"}, true}, // the mgr_role label
 		{bootstrapSA, []string{"delete", "pods"}, false},
@@ -467,7 +467,7 @@ func TestCertManagerOverlay(t *testing.T) {
 	}
 }
 
-// TestKustomizeLibraryBuildsAsKubectl: these tests and test/manifestrules
+// TestKustomizeLibraryBuildsAsKubectl: these tests and test/static/manifestrules
 // build with kustomize's library in process (kustomized: no kubectl under
 // mutation testing, and a tenth of its start-up); what they judge is what
 // kubectl kustomize, which users run, builds: every overlay, and the README's

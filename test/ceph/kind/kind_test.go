@@ -27,7 +27,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
-// TestMonScript runs test/kind/mon.sh with the host's Ceph, as the pod runs it
+// TestMonScript runs test/ceph/kind/mon.sh with the host's Ceph, as the pod runs it
 // with the image's: the mon forms a quorum, client.admin from the keyring it
 // was given is let in and can create a mgr's key (the controller's first call).
 func TestMonScript(t *testing.T) {
