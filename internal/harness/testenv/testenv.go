@@ -9,6 +9,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -296,6 +298,28 @@ func WebhookManifests() (string, error) {
 		return "", err
 	}
 	return Kustomize(filepath.Join(root, "manifests", "base"))
+}
+
+// RunKubectl runs the control plane's kubectl against it, stdin given, and
+// returns its combined output.
+func (a *APIServer) RunKubectl(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, a.Kubectl, append([]string{"--kubeconfig", a.Kubeconfig}, args...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}
+
+// MustKubectl is RunKubectl for a test: a failure ends it, with the output.
+func (a *APIServer) MustKubectl(t testing.TB, stdin string, args ...string) string {
+	t.Helper()
+	out, err := a.RunKubectl(t.Context(), []byte(stdin), args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return out
 }
 
 // ConfigAs is the admin rest.Config impersonating user (e.g. a

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -71,16 +70,6 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 		return template(t, installNS, vals), hooks
 	}
 	_, hooks := render(testenv.DefaultCephNamespace)
-	kubectl := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(api.Kubectl, append([]string{"--kubeconfig", api.Kubeconfig}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
 	// The hook's Job as the API server takes it (no kubelet runs it here:
 	// its step runs below in this process, as its ServiceAccount).
 	var job string
@@ -115,8 +104,8 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 				}
 				mgrs = append(mgrs, d)
 			}
-			kubectl(manifest, "apply", "--server-side", "--force-conflicts", "-f", "-")
-			kubectl(hooks, "apply", "--dry-run=server", "-f", "-")
+			api.MustKubectl(t, manifest, "apply", "--server-side", "--force-conflicts", "-f", "-")
+			api.MustKubectl(t, hooks, "apply", "--dry-run=server", "-f", "-")
 			await.For(t, 90*time.Second, "the controller's pods", func() bool { return len(controllerPods(t, api.Client, installNS)) > 0 })
 			// A deletion the finalizer holds.
 			if err := api.Client.Delete(ctx, mgrs[1]); err != nil {
@@ -136,7 +125,7 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 						roles = append(roles, doc)
 					}
 				}
-				kubectl(strings.Join(roles, "\n---\n"), "apply", "-f", "-")
+				api.MustKubectl(t, strings.Join(roles, "\n---\n"), "apply", "-f", "-")
 				scheme := runtime.NewScheme()
 				if err := clientgoscheme.AddToScheme(scheme); err != nil {
 					t.Fatal(err)
@@ -177,8 +166,8 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 			if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			kubectl("", "delete", "--ignore-not-found", "--wait=false", "-f", file)
-			kubectl("", "delete", "--ignore-not-found", "-n", installNS, "role,rolebinding", "mgr-bootstrap-release")
+			api.MustKubectl(t, "", "delete", "--ignore-not-found", "--wait=false", "-f", file)
+			api.MustKubectl(t, "", "delete", "--ignore-not-found", "-n", installNS, "role,rolebinding", "mgr-bootstrap-release")
 			// The other finalizer is someone else's, who is done now: it
 			// alone goes (the patch fails should the controller's be left).
 			done := []byte(`[{"op":"test","path":"/metadata/finalizers","value":["example.com/other"]},{"op":"remove","path":"/metadata/finalizers/0"}]`)

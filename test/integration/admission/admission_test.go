@@ -4,11 +4,9 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,14 +25,6 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
-
-func kubectl(t *testing.T, stdin []byte, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(api.Kubectl, append([]string{"--kubeconfig", api.Kubeconfig}, args...)...)
-	cmd.Stdin = bytes.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
 
 func exampleFile() string {
 	return filepath.Join(repoRoot, "manifests", "examples", "minimal-mgr.yaml")
@@ -134,11 +124,11 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 	ex := example(t)
 	defer deleteDeployment(t, ex.Namespace, ex.Name)
 	// A minimal mgr is nothing to warn about: --warnings-as-errors passes.
-	out, err := kubectl(t, nil, "apply", "--warnings-as-errors", "-f", exampleFile())
+	out, err := api.RunKubectl(t.Context(), nil, "apply", "--warnings-as-errors", "-f", exampleFile())
 	if err != nil || strings.Contains(out, "Warning") {
 		t.Fatalf("kubectl apply --warnings-as-errors: %v\n%s", err, out)
 	}
-	yamlOut, err := kubectl(t, nil, "get", "deployment", "-n", ex.Namespace, ex.Name, "-o", "yaml")
+	yamlOut, err := api.RunKubectl(t.Context(), nil, "get", "deployment", "-n", ex.Namespace, ex.Name, "-o", "yaml")
 	if err != nil {
 		t.Fatal(err, yamlOut)
 	}
@@ -153,7 +143,7 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 	assertCompleted(t, stored, want.Deployment)
 
 	// Re-applying the same manifest changes nothing: same generation, same resourceVersion.
-	out, err = kubectl(t, nil, "apply", "-f", exampleFile())
+	out, err = api.RunKubectl(t.Context(), nil, "apply", "-f", exampleFile())
 	if err != nil {
 		t.Fatalf("second kubectl apply: %v\n%s", err, out)
 	}
@@ -165,7 +155,7 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 
 	// A new image in the manifest: the derived values follow it, the rest stays.
 	bumped := strings.Replace(string(must(os.ReadFile(exampleFile()))), "v16.2.15", "v16.2.14", 1)
-	if out, err := kubectl(t, []byte(bumped), "apply", "-f", "-"); err != nil {
+	if out, err := api.RunKubectl(t.Context(), []byte(bumped), "apply", "-f", "-"); err != nil {
 		t.Fatalf("apply with a new image: %v\n%s", err, out)
 	}
 	upd := getDeployment(t, ex.Namespace, ex.Name)
@@ -181,14 +171,14 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 	// One mistake, one error: the refused image is named on the mgr
 	// container only, not again on the init containers that copy it.
 	bad := strings.Replace(string(must(os.ReadFile(exampleFile()))), "quay.io/ceph/ceph:v16.2.15", "busybox:latest", 1)
-	out, err = kubectl(t, []byte(bad), "apply", "-f", "-")
+	out, err = api.RunKubectl(t.Context(), []byte(bad), "apply", "-f", "-")
 	if err == nil || strings.Count(out, ".image:") != 1 || !strings.Contains(out, "spec.template.spec.containers[0].image: Unsupported value") {
 		t.Errorf("apply with image busybox:latest: %v, want one error on containers[0].image:\n%s", err, out)
 	}
 
 	// A value of the user's that the webhook replaces is a warning.
 	chosen := strings.Replace(string(must(os.ReadFile(exampleFile()))), "spec:\n  template:", "spec:\n  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1, maxUnavailable: 0}\n  template:", 1)
-	out, err = kubectl(t, []byte(chosen), "apply", "-f", "-")
+	out, err = api.RunKubectl(t.Context(), []byte(chosen), "apply", "-f", "-")
 	if err != nil || !strings.Contains(out, "Warning: spec.strategy: RollingUpdate (maxSurge 1, maxUnavailable 0) replaced by Recreate") {
 		t.Errorf("apply with a RollingUpdate strategy: %v, want the replacement warned:\n%s", err, out)
 	}

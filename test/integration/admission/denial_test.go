@@ -161,7 +161,7 @@ func TestNamespaceWithoutClusterIsRefused(t *testing.T) {
 // TestKubectlDryRunAndDenialOutput checks what a user sees: --dry-run=server
 // shows the completed object without storing it, and a denial names the field.
 func TestKubectlDryRunAndDenialOutput(t *testing.T) {
-	out, err := kubectl(t, nil, "apply", "--dry-run=server", "-o", "yaml", "-f", exampleFile())
+	out, err := api.RunKubectl(t.Context(), nil, "apply", "--dry-run=server", "-o", "yaml", "-f", exampleFile())
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, out)
 	}
@@ -170,12 +170,12 @@ func TestKubectlDryRunAndDenialOutput(t *testing.T) {
 			t.Errorf("dry-run output lacks %q", want)
 		}
 	}
-	if out, err := kubectl(t, nil, "get", "deployment", "-n", "rook-ceph", "rook-ceph-mgr-a"); err == nil {
+	if out, err := api.RunKubectl(t.Context(), nil, "get", "deployment", "-n", "rook-ceph", "rook-ceph-mgr-a"); err == nil {
 		t.Errorf("dry run stored the object:\n%s", out)
 	}
 
 	bad := strings.Replace(string(must(os.ReadFile(exampleFile()))), "spec:\n", "spec:\n  replicas: 3\n", 1)
-	out, err = kubectl(t, []byte(bad), "apply", "-f", "-")
+	out, err = api.RunKubectl(t.Context(), []byte(bad), "apply", "-f", "-")
 	if err == nil {
 		t.Fatalf("replicas 3 admitted:\n%s", out)
 	}

@@ -129,7 +129,7 @@ func TestGitOps(t *testing.T) {
 			}{{"input", raw}, {"mgrctl output", []byte(injected)}} {
 				for _, mode := range [][]string{nil, {"--server-side"}} {
 					deleteDeployment(t, d.Namespace, d.Name)
-					if out, err := kubectl(t, source.doc, append([]string{"apply", "-f", "-"}, mode...)...); err != nil {
+					if out, err := api.RunKubectl(t.Context(), source.doc, append([]string{"apply", "-f", "-"}, mode...)...); err != nil {
 						t.Fatalf("kubectl apply %v of the %s: %v: %s", mode, source.name, err, out)
 					}
 					// kubectl diff: exit 0 with no output when nothing differs

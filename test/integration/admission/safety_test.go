@@ -194,7 +194,7 @@ func TestScaleSubresource(t *testing.T) {
 	}
 
 	calls := webhookCalls(t, "scale")
-	out, err := kubectl(t, nil, "scale", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--replicas=3")
+	out, err := api.RunKubectl(t.Context(), nil, "scale", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--replicas=3")
 	if err == nil || !strings.Contains(out, "spec.replicas: Invalid value: 3") || !strings.Contains(out, "at most 1 pod") {
 		t.Errorf("kubectl scale --replicas=3 of a mgr: %v\n%s\nwant a denial naming spec.replicas", err, out)
 	}
@@ -202,7 +202,7 @@ func TestScaleSubresource(t *testing.T) {
 		t.Errorf("mgr replicas %d after the refused scale", r)
 	}
 	for _, n := range []string{"0", "1"} {
-		if out, err := kubectl(t, nil, "scale", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--replicas="+n); err != nil {
+		if out, err := api.RunKubectl(t.Context(), nil, "scale", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--replicas="+n); err != nil {
 			t.Errorf("kubectl scale --replicas=%s of a mgr: %v\n%s", n, err, out)
 		}
 	}
@@ -211,14 +211,14 @@ func TestScaleSubresource(t *testing.T) {
 	}
 
 	calls = webhookCalls(t, "scale")
-	if out, err := kubectl(t, nil, "scale", "-n", web.Namespace, "deployment/web", "--replicas=3"); err != nil {
+	if out, err := api.RunKubectl(t.Context(), nil, "scale", "-n", web.Namespace, "deployment/web", "--replicas=3"); err != nil {
 		t.Errorf("kubectl scale of a non-mgr Deployment: %v\n%s", err, out)
 	}
 	if got := webhookCalls(t, "scale") - calls; got != 0 {
 		t.Errorf("scaling Deployment web reached the webhook %v times; a webhook outage would block it", got)
 	}
 	for _, name := range []string{namesake.Name, optedOut.Name} {
-		if out, err := kubectl(t, nil, "scale", "-n", mgr.Namespace, "deployment/"+name, "--replicas=3"); err != nil {
+		if out, err := api.RunKubectl(t.Context(), nil, "scale", "-n", mgr.Namespace, "deployment/"+name, "--replicas=3"); err != nil {
 			t.Errorf("kubectl scale of %s (not a mgr the policy governs): %v\n%s", name, err, out)
 		}
 	}
@@ -253,7 +253,7 @@ func TestLeavingTheMgrSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer deleteDeployment(t, d.Namespace, d.Name)
-	out, err := kubectl(t, nil, "label", "-n", d.Namespace, "deployment/"+d.Name, "app-")
+	out, err := api.RunKubectl(t.Context(), nil, "label", "-n", d.Namespace, "deployment/"+d.Name, "app-")
 	if err == nil || !strings.Contains(out, "metadata.labels[app]") || !strings.Contains(out, "exempt") {
 		t.Errorf("kubectl label app-: %v\n%s\nwant a denial naming metadata.labels[app] and the exemption", err, out)
 	}
@@ -265,7 +265,7 @@ func TestLeavingTheMgrSet(t *testing.T) {
 	// Without the finalizer too: the Deployment would leave the policy
 	// while it still runs the mgr.
 	mustPatch(t, d, "removing the finalizer", func(d *appsv1.Deployment) { d.Finalizers = nil })
-	if out, err := kubectl(t, nil, "label", "-n", d.Namespace, "deployment/"+d.Name, "app-"); err == nil || !strings.Contains(out, "metadata.labels[app]") {
+	if out, err := api.RunKubectl(t.Context(), nil, "label", "-n", d.Namespace, "deployment/"+d.Name, "app-"); err == nil || !strings.Contains(out, "metadata.labels[app]") {
 		t.Errorf("kubectl label app- without the finalizer: %v\n%s\nwant a denial naming metadata.labels[app]", err, out)
 	}
 }

@@ -146,7 +146,7 @@ func TestEditorCannotLeaveThePolicy(t *testing.T) {
 
 	// The issue's own command line, through kubectl as the editor.
 	t.Run("kubectl patch: opt out, 3 replicas, privileged", func(t *testing.T) {
-		out, err := kubectl(t, nil, "--as", editor, "patch", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--type=strategic", "-p",
+		out, err := api.RunKubectl(t.Context(), nil, "--as", editor, "patch", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--type=strategic", "-p",
 			`{"metadata":{"labels":{"mgr.ceph.rook.io/managed":"false"}},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"mgr","securityContext":{"privileged":true}}]}}}}`)
 		if err == nil || !strings.Contains(out, "spec.replicas") || !strings.Contains(out, "privileged") || !strings.Contains(out, contract.LabelManaged) {
 			t.Errorf("%v\n%s\nwant a denial naming spec.replicas, privileged and the opt-out label", err, out)
@@ -154,7 +154,7 @@ func TestEditorCannotLeaveThePolicy(t *testing.T) {
 		assertUntouched(t, mgr)
 	})
 	t.Run("kubectl scale to 3", func(t *testing.T) {
-		if out, err := kubectl(t, nil, "--as", editor, "scale", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--replicas=3"); err == nil || !strings.Contains(out, "spec.replicas") {
+		if out, err := api.RunKubectl(t.Context(), nil, "--as", editor, "scale", "-n", mgr.Namespace, "deployment/"+mgr.Name, "--replicas=3"); err == nil || !strings.Contains(out, "spec.replicas") {
 			t.Errorf("%v\n%s\nwant a denial naming spec.replicas", err, out)
 		}
 		assertUntouched(t, mgr)
@@ -276,7 +276,7 @@ func TestOnlyRookWritesItsMgrs(t *testing.T) {
 		}
 	})
 	t.Run("an editor restarting Rook's mgr", func(t *testing.T) {
-		if out, err := kubectl(t, nil, "--as", editor, "rollout", "restart", "-n", mine.Namespace, "deployment/"+mine.Name); err != nil {
+		if out, err := api.RunKubectl(t.Context(), nil, "--as", editor, "rollout", "restart", "-n", mine.Namespace, "deployment/"+mine.Name); err != nil {
 			t.Errorf("%v\n%s", err, out)
 		}
 		got := getDeployment(t, mine.Namespace, mine.Name)

@@ -18,7 +18,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,16 +46,6 @@ func TestMetricsAreServedOnlyToAuthorizedScrapers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(api.Stop) // after the processes (cleanups run last-in first-out)
-	kubectl := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(api.Kubectl, append([]string{"--kubeconfig", api.Kubeconfig}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
 	// The components' RBAC as shipped; the monitoring component's reader
 	// role, bound to a stand-in for Prometheus.
 	if _, err := testenv.ApplyRBAC(ctx, api.Client, filepath.Join(root, "manifests", "overlays", "self-signed")); err != nil {
@@ -66,11 +55,11 @@ func TestMetricsAreServedOnlyToAuthorizedScrapers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubectl(strings.ReplaceAll(strings.ReplaceAll(string(reader), "name: prometheus-k8s", "name: prometheus"), "namespace: monitoring", "namespace: "+ns), "apply", "-f", "-")
-	kubectl("", "-n", ns, "create", "serviceaccount", "prometheus")
-	kubectl("", "-n", ns, "create", "serviceaccount", "intruder")
+	api.MustKubectl(t, strings.ReplaceAll(strings.ReplaceAll(string(reader), "name: prometheus-k8s", "name: prometheus"), "namespace: monitoring", "namespace: "+ns), "apply", "-f", "-")
+	api.MustKubectl(t, "", "-n", ns, "create", "serviceaccount", "prometheus")
+	api.MustKubectl(t, "", "-n", ns, "create", "serviceaccount", "intruder")
 	token := func(sa string) string {
-		return strings.TrimSpace(kubectl("", "-n", ns, "create", "token", sa))
+		return strings.TrimSpace(api.MustKubectl(t, "", "-n", ns, "create", "token", sa))
 	}
 
 	certDir := api.Env.WebhookInstallOptions.LocalServingCertDir
