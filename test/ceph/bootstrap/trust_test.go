@@ -25,8 +25,8 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
-	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 

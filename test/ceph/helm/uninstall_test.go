@@ -24,8 +24,8 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/uninstall"
 	"github.com/rook-mgr/mgr-webhook/contract"
-	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/test/internal/await"
 	"github.com/rook-mgr/mgr-webhook/test/internal/helmchart"
 )

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
+	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
