@@ -93,10 +93,10 @@ func TestDeletionSteps(t *testing.T) {
 			}})
 			r := &Reconciler{Client: cl, APIReader: reader, Ceph: ks, Clusters: cluster.New(reader, ks, nil, 0), Recorder: rec, seal: seal,
 				Options: Options{FinalizerTimeout: 2 * time.Minute, CephRetryMax: 10 * time.Second}}
-			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
+			res, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 			if tc.retried {
 				held := &appsv1.Deployment{}
-				if err == nil || len(ks.calls) != 0 || cl.Get(context.Background(), client.ObjectKeyFromObject(d), held) != nil || len(held.Finalizers) == 0 {
+				if err == nil || len(ks.calls) != 0 || cl.Get(t.Context(), client.ObjectKeyFromObject(d), held) != nil || len(held.Finalizers) == 0 {
 					t.Errorf("Reconcile: %v, ceph calls %v, finalizers %v; want the error back, no call, the deletion held", err, ks.calls, held.Finalizers)
 				}
 				return
@@ -108,7 +108,7 @@ func TestDeletionSteps(t *testing.T) {
 				t.Errorf("ceph calls %v, want %v", ks.calls, tc.calls)
 			}
 			got := &appsv1.Deployment{}
-			gone := apierrors.IsNotFound(cl.Get(context.Background(), client.ObjectKeyFromObject(d), got))
+			gone := apierrors.IsNotFound(cl.Get(t.Context(), client.ObjectKeyFromObject(d), got))
 			if gone != tc.released {
 				t.Errorf("released %v (finalizers %v), want %v", gone, got.Finalizers, tc.released)
 			}

@@ -101,7 +101,7 @@ func TestKeyOwnership(t *testing.T) {
 				Options: Options{Caps: caps, AdoptExistingKeys: tc.adopt}}
 			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: Status{KeyOwned: tc.owned}}
 			s.next = s.prev
-			err := r.ensureKeyring(context.Background(), s)
+			err := r.ensureKeyring(t.Context(), s)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
@@ -112,7 +112,7 @@ func TestKeyOwnership(t *testing.T) {
 				t.Errorf("ceph calls %v, want %v", ks.calls, tc.wantCalls)
 			}
 			sec := &corev1.Secret{}
-			serr := cl.Get(context.Background(), client.ObjectKey{Namespace: "rook-ceph", Name: "rook-ceph-mgr-a-keyring"}, sec)
+			serr := cl.Get(t.Context(), client.ObjectKey{Namespace: "rook-ceph", Name: "rook-ceph-mgr-a-keyring"}, sec)
 			if tc.wantErr == nil {
 				// The Secret holds the key, is the mgr's, and says so in an Event.
 				if serr != nil || !metav1.IsControlledBy(sec, d) || !strings.Contains(string(sec.Data[contract.KeyringKey])+sec.StringData[contract.KeyringKey], "key = AQkey-mgr.a") {
@@ -159,12 +159,12 @@ func TestDeletionNotHeldByAMissingStatusKey(t *testing.T) {
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
 			rec := events.NewFakeRecorder(8)
 			r := &Reconciler{Client: cl, APIReader: cl, Clusters: cluster.New(cl, nil, nil, 0), Recorder: rec, seal: &sealer{}, Options: Options{FinalizerTimeout: 2 * time.Minute}}
-			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
+			res, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := &appsv1.Deployment{}
-			gone := apierrors.IsNotFound(cl.Get(context.Background(), client.ObjectKeyFromObject(d), got))
+			gone := apierrors.IsNotFound(cl.Get(t.Context(), client.ObjectKeyFromObject(d), got))
 			if gone != tc.released {
 				t.Fatalf("released %v (finalizers %v, requeue %v), want %v", gone, got.Finalizers, res.RequeueAfter, tc.released)
 			}
@@ -246,7 +246,7 @@ func TestServerAddrKey(t *testing.T) {
 			}
 			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: Status{ServerAddrKeyOwned: tc.owned}}
 			s.next = s.prev
-			err := r.ensureKeyring(context.Background(), s)
+			err := r.ensureKeyring(t.Context(), s)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
@@ -254,7 +254,7 @@ func TestServerAddrKey(t *testing.T) {
 				t.Errorf("ServerAddrKeyOwned %v, want %v", s.next.ServerAddrKeyOwned, tc.wantOwned)
 			}
 			sec := &corev1.Secret{}
-			serr := cl.Get(context.Background(), client.ObjectKey{Namespace: "rook-ceph", Name: secretName}, sec)
+			serr := cl.Get(t.Context(), client.ObjectKey{Namespace: "rook-ceph", Name: secretName}, sec)
 			if !tc.mounts || tc.policyOff || tc.wantErr != nil {
 				if !apierrors.IsNotFound(serr) {
 					t.Errorf("Secret %s made: %v", secretName, serr)

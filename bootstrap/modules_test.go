@@ -86,7 +86,7 @@ func TestRunStep(t *testing.T) {
 			fc := &scriptedCeph{answers: tc.answers}
 			r := &Reconciler{Ceph: fc, Clusters: cluster.New(nil, fc, nil, 0), Options: Options{ModuleTimeout: time.Minute, RetryInterval: time.Millisecond}}
 			start := time.Now()
-			err := r.runCall(context.Background(), ceph.Conn{}, tc.step, []byte("s3cret"))
+			err := r.runCall(t.Context(), ceph.Conn{}, tc.step, []byte("s3cret"))
 			if time.Since(start) > 5*time.Second {
 				t.Errorf("took %s", time.Since(start))
 			}
@@ -133,7 +133,7 @@ func TestUnknownCommandWindow(t *testing.T) {
 		fc := &scriptedCeph{answers: answers}
 		r := &Reconciler{Ceph: fc, Clusters: cluster.New(nil, fc, nil, 0), Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 200 * time.Millisecond}
 		start := time.Now()
-		err := r.runCall(context.Background(), ceph.Conn{}, cephCall{Cmd: set, Retry: true}, nil)
+		err := r.runCall(t.Context(), ceph.Conn{}, cephCall{Cmd: set, Retry: true}, nil)
 		took := time.Since(start)
 		if !ceph.IsUnknownCommand(err) {
 			t.Errorf("error %v, want the unknown command", err)
@@ -145,7 +145,7 @@ func TestUnknownCommandWindow(t *testing.T) {
 	t.Run("known at last within the window: done", func(t *testing.T) {
 		fc := &scriptedCeph{answers: []error{unknown, unknown, unknown}}
 		r := &Reconciler{Ceph: fc, Clusters: cluster.New(nil, fc, nil, 0), Options: Options{ModuleTimeout: time.Hour, RetryInterval: time.Millisecond}, unknownCommandWindow: 10 * time.Second}
-		if err := r.runCall(context.Background(), ceph.Conn{}, cephCall{Cmd: set, Retry: true}, nil); err != nil || len(fc.calls) != 4 {
+		if err := r.runCall(t.Context(), ceph.Conn{}, cephCall{Cmd: set, Retry: true}, nil); err != nil || len(fc.calls) != 4 {
 			t.Errorf("error %v after %d calls; want success on the 4th", err, len(fc.calls))
 		}
 	})
@@ -272,7 +272,7 @@ func TestRetryEndsWithTheLastAnswer(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			calls := 0
-			err := r.retry(context.Background(), func(context.Context) error { calls++; return tc.answer })
+			err := r.retry(t.Context(), func(context.Context) error { calls++; return tc.answer })
 			var ce *ceph.Error
 			if !errors.As(err, &ce) || ce.Errno != tc.wantErrn {
 				t.Fatalf("retry = %v, want the step's %v", err, tc.wantErrn)
@@ -283,7 +283,7 @@ func TestRetryEndsWithTheLastAnswer(t *testing.T) {
 		})
 	}
 	calls := 0
-	if err := r.retry(context.Background(), func(context.Context) error {
+	if err := r.retry(t.Context(), func(context.Context) error {
 		if calls++; calls < 3 {
 			return cephErr(syscall.EAGAIN, "again")
 		}

@@ -4,7 +4,6 @@
 package bootstrap
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -57,7 +56,7 @@ func TestKeyUser(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(tc.objs...).Build()
 			r := &Reconciler{Client: cl, APIReader: cl}
-			got, err := r.keyUser(context.Background(), deleted, "a")
+			got, err := r.keyUser(t.Context(), deleted, "a")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,30 +74,30 @@ func TestDashboardPassword(t *testing.T) {
 	}
 	t.Run("created when missing", func(t *testing.T) {
 		cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
-		pw, err := (&Reconciler{Client: cl, APIReader: cl}).dashboardPassword(context.Background(), d)
+		pw, err := (&Reconciler{Client: cl, APIReader: cl}).dashboardPassword(t.Context(), d)
 		if err != nil || len(pw) < 24 {
 			t.Fatalf("password %d bytes, %v", len(pw), err)
 		}
 		s := &corev1.Secret{}
-		if err := cl.Get(context.Background(), client.ObjectKeyFromObject(secret(nil)), s); err != nil || string(s.Data["password"]) != string(pw) {
+		if err := cl.Get(t.Context(), client.ObjectKeyFromObject(secret(nil)), s); err != nil || string(s.Data["password"]) != string(pw) {
 			t.Errorf("Secret not created with the password: %v", err)
 		}
 	})
 	t.Run("kept when present", func(t *testing.T) {
 		cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(secret(map[string][]byte{"password": []byte("theirs")})).Build()
-		pw, err := (&Reconciler{Client: cl, APIReader: cl}).dashboardPassword(context.Background(), d)
+		pw, err := (&Reconciler{Client: cl, APIReader: cl}).dashboardPassword(t.Context(), d)
 		if err != nil || string(pw) != "theirs" {
 			t.Errorf("password %q, %v", pw, err)
 		}
 	})
 	t.Run("no password key: one clear error, Secret untouched", func(t *testing.T) {
 		cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(secret(map[string][]byte{"other": []byte("x")})).Build()
-		_, err := (&Reconciler{Client: cl, APIReader: cl}).dashboardPassword(context.Background(), d)
+		_, err := (&Reconciler{Client: cl, APIReader: cl}).dashboardPassword(t.Context(), d)
 		if err == nil || !strings.Contains(err.Error(), contract.DashboardPasswordSecretName) || !strings.Contains(err.Error(), `without key "password"`) {
 			t.Fatalf("error %v; want one naming the Secret and the missing key", err)
 		}
 		s := &corev1.Secret{}
-		_ = cl.Get(context.Background(), client.ObjectKeyFromObject(secret(nil)), s)
+		_ = cl.Get(t.Context(), client.ObjectKeyFromObject(secret(nil)), s)
 		if _, ok := s.Data["password"]; ok {
 			t.Error("the controller wrote into a Secret it does not own")
 		}

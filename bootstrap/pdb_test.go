@@ -4,7 +4,6 @@
 package bootstrap
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -92,11 +91,11 @@ func TestEnsurePDB(t *testing.T) {
 			rec := events.NewFakeRecorder(4)
 			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec}
 			d := &tc.mgrs[0]
-			if err := r.ensurePDB(context.Background(), &scope{d: d, id: contract.MgrID(d), mgrs: tc.mgrs}); err != nil {
+			if err := r.ensurePDB(t.Context(), &scope{d: d, id: contract.MgrID(d), mgrs: tc.mgrs}); err != nil {
 				t.Fatal(err)
 			}
 			got := &policyv1.PodDisruptionBudget{}
-			err := cl.Get(context.Background(), client.ObjectKey{Namespace: "rook-ceph", Name: PDBName}, got)
+			err := cl.Get(t.Context(), client.ObjectKey{Namespace: "rook-ceph", Name: PDBName}, got)
 			if exists := err == nil; exists != tc.exists {
 				t.Fatalf("PDB exists %v (%v), want %v", exists, err, tc.exists)
 			}

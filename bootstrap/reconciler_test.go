@@ -47,12 +47,12 @@ func TestStaleCacheGuard(t *testing.T) {
 			rec := events.NewFakeRecorder(4)
 			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec}
 			r.written.Store(d.UID, int64(written))
-			res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
+			res, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := &appsv1.Deployment{}
-			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(d), got); err != nil {
+			if err := cl.Get(t.Context(), client.ObjectKeyFromObject(d), got); err != nil {
 				t.Fatal(err)
 			}
 			acted := !slices.Contains(got.Finalizers, contract.FinalizerCephxKey)
@@ -89,11 +89,11 @@ func TestScopeReads(t *testing.T) {
 		}}).Build()
 	r := &Reconciler{Client: cl, APIReader: cl, Clusters: cluster.New(cl, nil, nil, 0)}
 	s := &scope{d: a, id: "a"}
-	if err := r.listMgrs(context.Background(), s); err != nil || len(s.mgrs) != 2 {
+	if err := r.listMgrs(t.Context(), s); err != nil || len(s.mgrs) != 2 {
 		t.Fatalf("listMgrs: %d mgrs, %v", len(s.mgrs), err)
 	}
 	for range 2 {
-		c, err := r.conn(context.Background(), s)
+		c, err := r.conn(t.Context(), s)
 		if err != nil || c.MonHost != "v2:10.0.0.1:3300" || string(c.AdminKeyring) != "[client.admin]\n" || c.Cluster != "rook-ceph" {
 			t.Fatalf("conn = %+v, %v", c, err)
 		}
@@ -106,11 +106,11 @@ func TestScopeReads(t *testing.T) {
 	other.Namespace = "ceph-east"
 	s = &scope{d: other}
 	for range 2 {
-		if _, err := r.conn(context.Background(), s); !errors.Is(err, cluster.ErrMissing) {
+		if _, err := r.conn(t.Context(), s); !errors.Is(err, cluster.ErrMissing) {
 			t.Fatalf("a namespace without the cluster's Secrets: %v", err)
 		}
 	}
-	if _, err := r.conn(context.Background(), &scope{d: other}); !errors.Is(err, cluster.ErrMissing) || reads != 6 {
+	if _, err := r.conn(t.Context(), &scope{d: other}); !errors.Is(err, cluster.ErrMissing) || reads != 6 {
 		t.Errorf("%d reads after two reconciles of the failed namespace (want 6), %v", reads, err)
 	}
 }

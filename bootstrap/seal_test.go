@@ -5,7 +5,6 @@ package bootstrap
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 
@@ -25,7 +24,7 @@ func TestStatusKeyLength(t *testing.T) {
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: StatusKeySecretName}, Data: map[string][]byte{statusKeyKey: key}}
 		cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(sec).Build()
 		l := &statusKeyLoader{client: cl, reader: cl, namespace: "mgr-webhook-system"}
-		got, err := l.load(context.Background())
+		got, err := l.load(t.Context())
 		switch {
 		case ok && (err != nil || !bytes.Equal(got, key)):
 			t.Errorf("a key of %d bytes: %v, %d bytes back", n, err, len(got))
@@ -34,7 +33,7 @@ func TestStatusKeyLength(t *testing.T) {
 		}
 	}
 	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
-	got, err := (&statusKeyLoader{client: cl, reader: cl, namespace: "mgr-webhook-system"}).load(context.Background())
+	got, err := (&statusKeyLoader{client: cl, reader: cl, namespace: "mgr-webhook-system"}).load(t.Context())
 	if err != nil || len(got) != 32 {
 		t.Errorf("no Secret: %v, a key of %d bytes; want one of 32 made", err, len(got))
 	}

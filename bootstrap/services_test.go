@@ -4,7 +4,6 @@
 package bootstrap
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -93,7 +92,7 @@ func TestServiceDrifted(t *testing.T) {
 // nothing; an earlier version's per-mgr Service is removed when the mgr
 // controls it, and one that another object controls stays.
 func TestEnsureServices(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	a := mgr("rook-ceph-mgr-a", "a", "uid-a")
 	legacy := func(name string, owner *appsv1.Deployment) *corev1.Service {
 		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: name, UID: types.UID("uid-" + name),

@@ -29,7 +29,7 @@ func rookControlled(o metav1.Object) {
 // names that another object controls is neither adopted, changed nor
 // deleted, and does not hold the mgr back.
 func TestSharedObjectsOfOthersAreLeftAlone(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	d := mgr("rook-ceph-mgr-a", "a", "uid-a")
 	svc := desiredServices("rook-ceph")[0]
 	rookControlled(svc)
@@ -83,7 +83,7 @@ func TestServiceNotYetCached(t *testing.T) {
 		"someone else's":      {labels: map[string]string{"app": "other"}, wantErr: errNotOwned},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
+			ctx := t.Context()
 			d := mgr("rook-ceph-mgr-b", "b", "uid-b")
 			other := mgr("rook-ceph-mgr-a", "a", "uid-a")
 			var objs []client.Object

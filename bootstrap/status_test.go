@@ -144,15 +144,15 @@ func TestRecordWritesEveryOutcome(t *testing.T) {
 			rec := events.NewFakeRecorder(4)
 			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec, seal: testSealer()}
 			cur := &appsv1.Deployment{}
-			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(d), cur); err != nil {
+			if err := cl.Get(t.Context(), client.ObjectKeyFromObject(d), cur); err != nil {
 				t.Fatal(err)
 			}
-			got := r.writeStatus(context.Background(), cur, Status{Phase: PhaseWaitingForPod, ObservedGeneration: 3}, tc.err)
+			got := r.writeStatus(t.Context(), cur, Status{Phase: PhaseWaitingForPod, ObservedGeneration: 3}, tc.err)
 			if !errors.Is(got, tc.err) && got != tc.err {
 				t.Errorf("record returned %v, want the step's error %v", got, tc.err)
 			}
 			stored := &appsv1.Deployment{}
-			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(d), stored); err != nil {
+			if err := cl.Get(t.Context(), client.ObjectKeyFromObject(d), stored); err != nil {
 				t.Fatal(err)
 			}
 			st, err := StatusOf(stored)
@@ -186,12 +186,12 @@ func TestRecreatedDeploymentIsNotStale(t *testing.T) {
 	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(fresh).Build()
 	r := &Reconciler{Client: cl, APIReader: cl, Clusters: cluster.New(cl, nil, nil, 0), Recorder: events.NewFakeRecorder(8), Options: DefaultOptions(), seal: testSealer()}
 	r.written.Store(old.UID, int64(7))
-	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(fresh)})
+	res, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(fresh)})
 	if res.RequeueAfter == time.Second && err == nil {
 		t.Fatal("the new Deployment was taken for a stale cache of the old one")
 	}
 	stored := &appsv1.Deployment{}
-	if err := cl.Get(context.Background(), client.ObjectKeyFromObject(fresh), stored); err != nil {
+	if err := cl.Get(t.Context(), client.ObjectKeyFromObject(fresh), stored); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := StatusOf(stored); st.Phase == "" {
@@ -205,7 +205,7 @@ func TestRecreatedDeploymentIsNotStale(t *testing.T) {
 // guard; a status as written is not written again; a write that keeps
 // meeting conflicts gives up after five tries with the conflict.
 func TestSaveStatusGenerations(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	d := mgr("rook-ceph-mgr-a", "a", "uid-a")
 	d.Generation = 3
 	patches := 0

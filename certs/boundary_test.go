@@ -4,7 +4,6 @@
 package certs
 
 import (
-	"context"
 	"crypto/x509"
 	"errors"
 	"net"
@@ -203,7 +202,7 @@ func TestRotatorEventSaysRepairOrRotation(t *testing.T) {
 			rec := events.NewFakeRecorder(10)
 			r := &Rotator{Client: cl, Namespace: "ns", SecretName: "certs", WebhookConfigName: "none", Hosts: testHosts, Lifetimes: testLife,
 				Interval: time.Second, Recorder: rec}
-			if err := r.Ensure(context.Background()); err != nil {
+			if err := r.Ensure(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			select {

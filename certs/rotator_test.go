@@ -4,7 +4,6 @@
 package certs
 
 import (
-	"context"
 	"crypto/x509"
 	"fmt"
 	"testing"
@@ -50,7 +49,7 @@ func TestRotatorNeverServesWhatTheAPIServerCannotVerify(t *testing.T) {
 	for _, apiLag := range lags {
 		for _, replicaLag := range lags {
 			t.Run(fmt.Sprintf("API server %s late, replicas %s late", apiLag, replicaLag), func(t *testing.T) {
-				ctx := context.Background()
+				ctx := t.Context()
 				hook := func() admissionregistrationv1.WebhookClientConfig {
 					return admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: ns, Name: name}}
 				}

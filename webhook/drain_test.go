@@ -13,7 +13,7 @@ import (
 
 func TestDrain(t *testing.T) {
 	d := &Drain{Delay: 300 * time.Millisecond}
-	parent, stop := context.WithCancel(context.Background())
+	parent, stop := context.WithCancel(t.Context())
 	ctx := d.Context(parent)
 	h := d.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	answer := func() string {

@@ -4,7 +4,6 @@
 package webhook
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -43,7 +42,7 @@ func TestEnforcementActions(t *testing.T) {
 					counted := violations.WithLabelValues(string(mutate.RuleMinimumCephVersion), string(action))
 					before := testutil.ToFloat64(counted)
 					h := map[string]*admission.Webhook{"mutate": newMutator(t, p), "validate": newValidator(t, p)}[handler]
-					resp := h.Handle(context.Background(), request(admissionv1.Create, raw, nil))
+					resp := h.Handle(t.Context(), request(admissionv1.Create, raw, nil))
 					if got := testutil.ToFloat64(counted) - before; got != 1 {
 						t.Errorf("counted %v violations of the rule, want 1", got)
 					}
@@ -72,7 +71,7 @@ func TestEnforcementActions(t *testing.T) {
 						two.Spec.Template.Spec.InitContainers[i].Image = "quay.io/ceph/ceph:v18.2.4"
 					}
 					raw, _ = json.Marshal(two)
-					if resp := h.Handle(context.Background(), request(admissionv1.Create, raw, nil)); resp.Allowed {
+					if resp := h.Handle(t.Context(), request(admissionv1.Create, raw, nil)); resp.Allowed {
 						t.Fatal("two replicas admitted")
 					}
 					if got := testutil.ToFloat64(violations.WithLabelValues("", string(mutate.ActionDeny))); got != 0 {

@@ -155,7 +155,7 @@ func applyPatch(t testing.TB, raw []byte, resp admission.Response) []byte {
 func TestPatchReproducesComplete(t *testing.T) {
 	for _, f := range fixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
-			ctx := context.Background()
+			ctx := t.Context()
 			in := decode(t, f.raw)
 			req := request(admissionv1.Create, f.raw, nil)
 			req.Namespace = in.Namespace
@@ -217,7 +217,7 @@ func TestBadRequestsAreCleanErrors(t *testing.T) {
 	for name, tc := range cases {
 		for hookName, hook := range map[string]*admission.Webhook{"mutate": newMutator(t, mutate.DefaultPolicy()), "validate": newValidator(t, mutate.DefaultPolicy())} {
 			t.Run(name+"/"+hookName, func(t *testing.T) {
-				resp := hook.Handle(context.Background(), tc.req)
+				resp := hook.Handle(t.Context(), tc.req)
 				if resp.Allowed != tc.allowed {
 					t.Fatalf("allowed=%v, want %v (%v)", resp.Allowed, tc.allowed, resp.Result)
 				}
@@ -246,7 +246,7 @@ func TestValidatorUpdateCannotShedTheMgrLabel(t *testing.T) {
 	old := must(json.Marshal(res.Deployment))
 	renamed := res.Deployment.DeepCopy()
 	renamed.Labels["mgr"] = "b"
-	resp := newValidator(t, mutate.DefaultPolicy()).Handle(context.Background(), request(admissionv1.Update, must(json.Marshal(renamed)), old))
+	resp := newValidator(t, mutate.DefaultPolicy()).Handle(t.Context(), request(admissionv1.Update, must(json.Marshal(renamed)), old))
 	if resp.Allowed || !strings.Contains(resp.Result.Message, "metadata.labels[mgr]") {
 		t.Errorf("renaming the mgr id was not refused on its field: %v", resp.Result)
 	}
@@ -267,8 +267,8 @@ func TestOutcomesAreCounted(t *testing.T) {
 
 	patched := testutil.ToFloat64(admissions.WithLabelValues("mutate", OutcomePatched))
 	denied := testutil.ToFloat64(denials.WithLabelValues("validate", "spec.replicas"))
-	newMutator(t, mutate.DefaultPolicy()).Handle(context.Background(), request(admissionv1.Create, minimal, nil))
-	newValidator(t, mutate.DefaultPolicy()).Handle(context.Background(), request(admissionv1.Create, must(json.Marshal(res.Deployment)), nil))
+	newMutator(t, mutate.DefaultPolicy()).Handle(t.Context(), request(admissionv1.Create, minimal, nil))
+	newValidator(t, mutate.DefaultPolicy()).Handle(t.Context(), request(admissionv1.Create, must(json.Marshal(res.Deployment)), nil))
 	if got := testutil.ToFloat64(admissions.WithLabelValues("mutate", OutcomePatched)); got != patched+1 {
 		t.Errorf("patched admissions %v, want %v", got, patched+1)
 	}
@@ -282,7 +282,7 @@ func TestOutcomesAreCounted(t *testing.T) {
 	missing := testutil.ToFloat64(denials.WithLabelValues("mutate", DenialClusterMissing))
 	req := request(admissionv1.Create, must(json.Marshal(elsewhere)), nil)
 	req.Namespace = "not-a-cluster"
-	if resp := newMutator(t, mutate.DefaultPolicy()).Handle(context.Background(), req); resp.Allowed {
+	if resp := newMutator(t, mutate.DefaultPolicy()).Handle(t.Context(), req); resp.Allowed {
 		t.Fatal("a mgr outside any cluster was admitted")
 	}
 	if got := testutil.ToFloat64(denials.WithLabelValues("mutate", DenialClusterMissing)); got != missing+1 {
@@ -331,7 +331,7 @@ func TestMalformedReviews(t *testing.T) {
 	for hname, h := range handlers {
 		for cname, req := range map[string]admission.Request{"no request": {}, "UPDATE without oldObject": update} {
 			t.Run(hname+" "+cname, func(t *testing.T) {
-				resp := h.Handle(context.Background(), req)
+				resp := h.Handle(t.Context(), req)
 				if resp.Allowed || resp.Result == nil || resp.Result.Code != 400 || resp.Result.Message == "" {
 					t.Errorf("got allowed=%v %+v, want a 400 with a reason", resp.Allowed, resp.Result)
 				}
@@ -375,7 +375,7 @@ func TestOneOwnerLookupPerRequest(t *testing.T) {
 	d.Labels["team"] = "storage"
 	cl := &countingLive{staticLive: live}
 	h := &admission.Webhook{Handler: &Validator{Clusters: clusters, Live: cl, Policy: policy.Static(mutate.DefaultPolicy())}}
-	resp := h.Handle(context.Background(), request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old))))
+	resp := h.Handle(t.Context(), request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old))))
 	if !resp.Allowed || cl.n != 1 {
 		t.Errorf("allowed %v after %d CephCluster lookups; want allowed after 1", resp.Allowed, cl.n)
 	}
@@ -414,7 +414,7 @@ func TestOwnerLookupNeverBlocksCleanup(t *testing.T) {
 			tc.edit(d)
 			req := request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old)))
 			for hn, h := range handlers {
-				resp := h.Handle(context.Background(), req)
+				resp := h.Handle(t.Context(), req)
 				if resp.Allowed != tc.allow || len(resp.Patch) != 0 {
 					t.Fatalf("%s: allowed %v (want %v), patch %s: %v", hn, resp.Allowed, tc.allow, resp.Patch, resp.Result)
 				}
@@ -517,7 +517,7 @@ func TestOnlyRookWritesItsMgrs(t *testing.T) {
 			}
 			req.UserInfo = authenticationv1.UserInfo{Username: tc.user, Groups: tc.groups}
 			for hn, h := range map[string]*admission.Webhook{"mutator": newMutator(t, p), "validator": newValidator(t, p)} {
-				resp := h.Handle(context.Background(), req)
+				resp := h.Handle(t.Context(), req)
 				msg := ""
 				if resp.Result != nil {
 					msg = resp.Result.Message

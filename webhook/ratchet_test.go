@@ -4,7 +4,6 @@
 package webhook
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -81,7 +80,7 @@ func TestValidatorRatchets(t *testing.T) {
 			old := completedMgr(t)
 			d := old.DeepCopy()
 			tc.edit(d)
-			resp := v.Handle(context.Background(), request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old))))
+			resp := v.Handle(t.Context(), request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old))))
 			switch {
 			case tc.wantField == "" && !resp.Allowed:
 				t.Errorf("refused: %s", resp.Result.Message)
@@ -93,7 +92,7 @@ func TestValidatorRatchets(t *testing.T) {
 		})
 	}
 	// A new mgr is judged in full.
-	resp := v.Handle(context.Background(), request(admissionv1.Create, must(json.Marshal(completedMgr(t))), nil))
+	resp := v.Handle(t.Context(), request(admissionv1.Create, must(json.Marshal(completedMgr(t))), nil))
 	if resp.Allowed {
 		t.Error("a new v16 mgr was admitted under a minimum of 17")
 	}
@@ -115,8 +114,8 @@ func TestTornDownClusterStaysWritable(t *testing.T) {
 			tc.edit(d)
 			req := request(admissionv1.Update, must(json.Marshal(d)), must(json.Marshal(old)))
 			req.Namespace = "gone"
-			m := newMutator(t, mutate.DefaultPolicy()).Handle(context.Background(), req)
-			v := newValidator(t, mutate.DefaultPolicy()).Handle(context.Background(), req)
+			m := newMutator(t, mutate.DefaultPolicy()).Handle(t.Context(), req)
+			v := newValidator(t, mutate.DefaultPolicy()).Handle(t.Context(), req)
 			if m.Allowed != tc.allow || len(m.Patch) != 0 {
 				t.Errorf("mutator: allowed %v (want %v), patch %s", m.Allowed, tc.allow, m.Patch)
 			}
@@ -186,7 +185,7 @@ func TestScaleValidator(t *testing.T) {
 		"empty": {req("rook-ceph-mgr-a", 0, []byte{}), false, 400},
 	} {
 		t.Run(name, func(t *testing.T) {
-			resp := h.Handle(context.Background(), tc.req)
+			resp := h.Handle(t.Context(), tc.req)
 			if resp.Allowed != tc.allow {
 				t.Fatalf("allowed %v, want %v: %v", resp.Allowed, tc.allow, resp.Result)
 			}

@@ -140,10 +140,10 @@ func TestCLIVersion(t *testing.T) {
 	if err := os.WriteFile(cli, []byte(banner), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := (&Runner{Binary: cli}).CLIVersion(context.Background()); err != nil || v != (Version{Major: 18, Minor: 2, Patch: 4}) {
+	if v, err := (&Runner{Binary: cli}).CLIVersion(t.Context()); err != nil || v != (Version{Major: 18, Minor: 2, Patch: 4}) {
 		t.Errorf("a Reef CLI: %v, %v; want 18.2.4", v, err)
 	}
-	if v, err := (&Runner{Binary: "/bin/false"}).CLIVersion(context.Background()); err == nil {
+	if v, err := (&Runner{Binary: "/bin/false"}).CLIVersion(t.Context()); err == nil {
 		t.Errorf("/bin/false reported release %v", v)
 	}
 }

@@ -46,7 +46,7 @@ func liveConn() Conn {
 
 // The real CLI reports its release without a cluster.
 func TestInstalledCLIVersion(t *testing.T) {
-	v, err := (&Runner{}).CLIVersion(context.Background())
+	v, err := (&Runner{}).CLIVersion(t.Context())
 	if err != nil || !v.AtLeast(contract.Pacific) {
 		t.Errorf("the installed CLI: %v, %v; want Pacific or later", v, err)
 	}
@@ -55,7 +55,7 @@ func TestInstalledCLIVersion(t *testing.T) {
 var mgrCaps = []string{"mon", "allow profile mgr", "mds", "allow *", "osd", "allow *"}
 
 func TestKeysAndTypedErrors(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	r := &Runner{Timeout: 20 * time.Second}
 	key, err := r.GetOrCreateKey(ctx, liveConn(), "mgr.t1", mgrCaps)
 	if err != nil {
@@ -99,7 +99,7 @@ func TestUnreachableClusterIsUnavailable(t *testing.T) {
 	c := liveConn()
 	c.MonHost = "v2:127.0.0.1:1"
 	start := time.Now()
-	_, err := r.MgrDump(context.Background(), c)
+	_, err := r.MgrDump(t.Context(), c)
 	if !IsUnavailable(err) || !IsRetryable(err) {
 		t.Fatalf("got %v, want an Unavailable error", err)
 	}
@@ -114,7 +114,7 @@ func TestCallDeadline(t *testing.T) {
 	c := liveConn()
 	c.MonHost = "v2:127.0.0.1:1"
 	start := time.Now()
-	_, err := r.MgrDump(context.Background(), c)
+	_, err := r.MgrDump(t.Context(), c)
 	if !IsUnavailable(err) || !strings.Contains(err.Error(), "no answer within 1s") {
 		t.Fatalf("got %v", err)
 	}
@@ -124,7 +124,7 @@ func TestCallDeadline(t *testing.T) {
 }
 
 func TestModulesAndMgrMap(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	r := &Runner{}
 	m, err := r.MgrDump(ctx, liveConn())
 	if err != nil || !m.Available || !m.Knows("a") || m.Knows("zz") {
@@ -172,7 +172,7 @@ func TestModulesAndMgrMap(t *testing.T) {
 
 // The CLI's answers, as this release gives them, sort into retry and stop.
 func TestRetryableAnswers(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	r := &Runner{}
 	cases := map[string]struct {
 		args      []string
@@ -278,7 +278,7 @@ func TestKilledControllerLeavesNothing(t *testing.T) {
 // decode (it then prints the key), or a Secret that is no keyring at all,
 // fails with an error that quotes no byte of it.
 func TestNoKeyInErrors(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	r := &Runner{Timeout: 20 * time.Second, ConnectTimeout: 5 * time.Second}
 	for name, keyring := range map[string]string{
 		"undecodable key": "[client.admin]\n\tkey = AQBGm2VnSECRETSECRETSECRETSECRETSECRE0A==\n",
@@ -306,7 +306,7 @@ func TestNoKeyInErrors(t *testing.T) {
 // admin key), and a mon_host with a line break (which would add options to
 // ceph.conf) is refused before any child runs.
 func TestChildHardening(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	limits := filepath.Join(dir, "ceph")
 	if err := os.WriteFile(limits, []byte("#!/bin/sh\ngrep 'Max core file size' /proc/self/limits >&2\nexit 22\n"), 0o755); err != nil {
@@ -346,7 +346,7 @@ func TestKeyOfANewerRelease(t *testing.T) {
 	if err := os.WriteFile(cli, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := (&Runner{Binary: cli, Timeout: 10 * time.Second}).Run(context.Background(), liveConn(), Command{Name: "auth get-key", Kind: Read})
+	_, err := (&Runner{Binary: cli, Timeout: 10 * time.Second}).Run(t.Context(), liveConn(), Command{Name: "auth get-key", Kind: Read})
 	if err == nil || !strings.Contains(err.Error(), "cannot read the admin key") || !strings.Contains(err.Error(), "at least as new as the cluster") {
 		t.Errorf("error %v: want it to name a CLI older than the cluster", err)
 	}
@@ -369,7 +369,7 @@ func liveMonitor(t *testing.T, timeout time.Duration) *Monitor {
 // The kept connection answers what the CLI answers, and the helper started
 // once serves every read after.
 func TestMonitorMgrStat(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	m := liveMonitor(t, 5*time.Second)
 	want, err := (&Runner{Timeout: 20 * time.Second}).Run(ctx, liveConn(), Command{Name: "mgr stat", Kind: Read, Args: []string{"mgr", "stat"}})
 	if err != nil {
@@ -413,7 +413,7 @@ func TestMonitorMgrStat(t *testing.T) {
 // A mon that accepts and never answers costs its own read the timeout, and
 // holds no read of another cluster back.
 func TestMonitorBlackholedMon(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	hole, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -480,10 +480,10 @@ func TestMonitorBlackholedMon(t *testing.T) {
 // Without an interpreter the Runner asks the CLI, and says nothing worse.
 func TestMonitorMissingFallsBackToCLI(t *testing.T) {
 	r := &Runner{Timeout: 20 * time.Second, Monitor: &Monitor{Python: "/nonexistent/python3"}}
-	if _, err := r.Monitor.MgrStat(context.Background(), liveConn()); !errors.Is(err, ErrNoMonitor) {
+	if _, err := r.Monitor.MgrStat(t.Context(), liveConn()); !errors.Is(err, ErrNoMonitor) {
 		t.Fatalf("no interpreter: %v, want ErrNoMonitor", err)
 	}
-	st, err := r.MgrStat(context.Background(), liveConn())
+	st, err := r.MgrStat(t.Context(), liveConn())
 	if err != nil || st.ActiveName != live.MgrID {
 		t.Fatalf("fallback to the CLI: %+v, %v", st, err)
 	}

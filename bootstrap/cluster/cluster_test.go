@@ -154,34 +154,34 @@ func TestGuardedMakesNoCallWhileOpen(t *testing.T) {
 	g := c.Ceph()
 	conn := ceph.Conn{Cluster: "dark"}
 	for range 5 {
-		if _, err := g.GetKey(context.Background(), conn, "mgr.a"); !ceph.IsUnavailable(err) {
+		if _, err := g.GetKey(t.Context(), conn, "mgr.a"); !ceph.IsUnavailable(err) {
 			t.Fatalf("got %v", err)
 		}
 	}
 	if inner.calls != 1 {
 		t.Errorf("%d calls reached an unreachable cluster; want 1", inner.calls)
 	}
-	if _, err := g.GetKey(context.Background(), conn, "mgr.a"); !errors.As(err, new(*BreakerOpen)) {
+	if _, err := g.GetKey(t.Context(), conn, "mgr.a"); !errors.As(err, new(*BreakerOpen)) {
 		t.Errorf("a call not made must say so to the code (BreakerOpen): %v", err)
 	}
-	if _, err := g.GetKey(context.Background(), ceph.Conn{Cluster: "lit"}, "mgr.a"); inner.calls != 2 || err == nil {
+	if _, err := g.GetKey(t.Context(), ceph.Conn{Cluster: "lit"}, "mgr.a"); inner.calls != 2 || err == nil {
 		t.Errorf("a call to another cluster: %d calls, %v", inner.calls, err)
 	}
 	// The probe goes around the breaker; while unanswered it stays open.
-	if _, err := c.Probe(context.Background(), "dark"); !ceph.IsUnavailable(err) || inner.calls != 3 || !c.Unreachable("dark") {
+	if _, err := c.Probe(t.Context(), "dark"); !ceph.IsUnavailable(err) || inner.calls != 3 || !c.Unreachable("dark") {
 		t.Fatalf("probe of a dark cluster: %v, %d calls, open %v", err, inner.calls, c.Unreachable("dark"))
 	}
 	inner.err = nil
-	if stat, err := c.Probe(context.Background(), "dark"); err != nil || stat.ActiveName != "a" {
+	if stat, err := c.Probe(t.Context(), "dark"); err != nil || stat.ActiveName != "a" {
 		t.Fatalf("probe of a cluster back: %+v, %v", stat, err)
 	}
 	if c.Unreachable("dark") || !reflect.DeepEqual(announced, []string{"dark"}) {
 		t.Errorf("after an answer: open %v, announced %q; want closed, [dark]", c.Unreachable("dark"), announced)
 	}
-	if _, err := g.GetKey(context.Background(), conn, "mgr.a"); err != nil || inner.calls != 5 {
+	if _, err := g.GetKey(t.Context(), conn, "mgr.a"); err != nil || inner.calls != 5 {
 		t.Errorf("a call after the answer: %v, %d calls", err, inner.calls)
 	}
-	if _, err := c.Probe(context.Background(), "dark"); err != nil || len(announced) != 1 {
+	if _, err := c.Probe(t.Context(), "dark"); err != nil || len(announced) != 1 {
 		t.Errorf("a cluster that kept answering was announced again: %q", announced)
 	}
 	c.Forget("dark")
@@ -194,7 +194,7 @@ func TestGuardedMakesNoCallWhileOpen(t *testing.T) {
 // missing, or refuses a mon outside the allowed networks; Recent reuses the
 // last read while the cluster answers, and reads again once it did not.
 func TestGetAndRecent(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	cl, reads := counting(secrets("rook-ceph", "v2:10.0.0.1:3300")...)
 	c := New(cl, &fakeCeph{}, nil, 0)
 	for range 2 {
@@ -244,22 +244,22 @@ func TestGetAndRecent(t *testing.T) {
 // waiter gives up when its context ends; another cluster is not held.
 func TestLockGivesUpWithTheContext(t *testing.T) {
 	c := New(nil, &fakeCeph{}, nil, 0)
-	unlock, err := c.Lock(context.Background(), "a")
+	unlock, err := c.Lock(t.Context(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := c.Lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a second holder of cluster a: %v, want the context's end", err)
 	}
-	other, err := c.Lock(context.Background(), "b")
+	other, err := c.Lock(t.Context(), "b")
 	if err != nil {
 		t.Fatalf("cluster b held back by a: %v", err)
 	}
 	other()
 	unlock()
-	again, err := c.Lock(context.Background(), "a")
+	again, err := c.Lock(t.Context(), "a")
 	if err != nil {
 		t.Fatalf("cluster a after its unlock: %v", err)
 	}
@@ -307,11 +307,11 @@ func TestProbeDueSlack(t *testing.T) {
 func TestRecentExpires(t *testing.T) {
 	cl, reads := counting(secrets("ns", "v2:10.0.0.1:3300")...)
 	c := New(cl, &fakeCeph{}, nil, 0)
-	if _, err := c.Recent(context.Background(), "ns"); err != nil || *reads != 2 {
+	if _, err := c.Recent(t.Context(), "ns"); err != nil || *reads != 2 {
 		t.Fatalf("first Recent: %d reads, %v", *reads, err)
 	}
 	c.m["ns"].connAt = time.Now().Add(-ConnTTL - time.Second)
-	if _, err := c.Recent(context.Background(), "ns"); err != nil || *reads != 4 {
+	if _, err := c.Recent(t.Context(), "ns"); err != nil || *reads != 4 {
 		t.Errorf("Recent past its TTL: %d reads (want a fresh read), %v", *reads, err)
 	}
 }

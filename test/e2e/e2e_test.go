@@ -144,11 +144,11 @@ func TestMgrLifecycle(t *testing.T) {
 		st := waitReady(t, ns, name)
 		keyringHolds(t, ns, "a", cephKey(t, ns, "mgr.a"))
 		for _, svc := range []string{contract.MetricsServiceName, contract.DashboardServiceName} {
-			if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: svc}, &corev1.Service{}); err != nil {
+			if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: svc}, &corev1.Service{}); err != nil {
 				t.Errorf("Service %s: %v", svc, err)
 			}
 		}
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-pdb"}, &policyv1.PodDisruptionBudget{}); !apierrors.IsNotFound(err) {
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-pdb"}, &policyv1.PodDisruptionBudget{}); !apierrors.IsNotFound(err) {
 			t.Errorf("one mgr: want no PodDisruptionBudget, got %v", err)
 		}
 		// Enabled, not merely listed: module ls names disabled modules too.
@@ -215,7 +215,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 	waitReady(t, ns, "rook-ceph-mgr-b")
 	// Completed with the anti-affinity of a cluster's mgrs: never one node.
 	pods := &corev1.PodList{}
-	if err := env.Client.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
+	if err := env.Client.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
 		t.Fatal(err)
 	}
 	onNode := map[string][]string{}
@@ -236,7 +236,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 		if p, ok := env.Ports[ns][id]; ok {
 			want = p[1]
 		}
-		out, err := env.Ceph(context.Background(), ns, "config", "get", "mgr."+id, "mgr/dashboard/ssl_server_port")
+		out, err := env.Ceph(t.Context(), ns, "config", "get", "mgr."+id, "mgr/dashboard/ssl_server_port")
 		if err != nil || strings.Trim(strings.TrimSpace(string(out)), `"`) != strconv.Itoa(int(want)) {
 			t.Errorf("mgr %s's dashboard port in Ceph: %s (%v); want its container's %d", id, out, err, want)
 		}
@@ -248,7 +248,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 	keyringHolds(t, ns, "a", keyA)
 	keyringHolds(t, ns, "b", keyB)
 	pdb := &policyv1.PodDisruptionBudget{}
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-pdb"}, pdb) == nil, nil
 	})
 	if err != nil || pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels["rook_cluster"] != ns {
@@ -261,10 +261,10 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 		if out, err := env.kubectl(t, nil, "delete", "deployment", "-n", ns, "rook-ceph-mgr-b", "--wait=true", "--timeout=2m"); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
-		if _, err := env.Ceph(context.Background(), ns, "auth", "get-key", "mgr.b"); err == nil {
+		if _, err := env.Ceph(t.Context(), ns, "auth", "get-key", "mgr.b"); err == nil {
 			t.Error("mgr.b's key is still in Ceph")
 		}
-		err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			for _, o := range []struct {
 				obj  client.Object
 				name string
@@ -279,7 +279,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 			t.Error("mgr b's keyring Secret was not garbage-collected")
 		}
 		// One mgr left: no PodDisruptionBudget (it would block every drain).
-		err = wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err = wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-pdb"}, &policyv1.PodDisruptionBudget{})), nil
 		})
 		if err != nil {
@@ -288,7 +288,7 @@ func TestTwoMgrsInOneNamespace(t *testing.T) {
 		// The cluster's Services stay with mgr a, their last owner.
 		for _, name := range []string{contract.MetricsServiceName, contract.DashboardServiceName} {
 			svc := &corev1.Service{}
-			if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
+			if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
 				t.Errorf("Service %s went with mgr b: %v", name, err)
 			} else if len(svc.OwnerReferences) != 1 || svc.OwnerReferences[0].Name != "rook-ceph-mgr-a" {
 				t.Errorf("Service %s owners after mgr b went: %v; want mgr a only", name, svc.OwnerReferences)
@@ -316,7 +316,7 @@ func TestTwoCephClustersNeverMixed(t *testing.T) {
 		t.Fatal("the two clusters' mgr.a keys are the same")
 	}
 	keyringHolds(t, east, "a", keyEast)
-	out, err := env.Ceph(context.Background(), east, "mgr", "module", "ls")
+	out, err := env.Ceph(t.Context(), east, "mgr", "module", "ls")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func waitActive(t *testing.T, ns, id string, since time.Time, bound time.Duratio
 	t.Helper()
 	var port int32
 	var last string
-	ctx, cancel := context.WithDeadline(context.Background(), since.Add(bound))
+	ctx, cancel := context.WithDeadline(t.Context(), since.Add(bound))
 	defer cancel()
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		r := roles(ctx, ns)
@@ -171,7 +171,7 @@ func makeActive(t *testing.T, ns, id, other string) time.Time {
 // the Service's endpoint are the new active mgr's. A hand-set wrong label is
 // corrected. Runs with mgrs a and b Ready in ns (either active), and leaves a active.
 func failover(t *testing.T, ns string) {
-	ctx := context.Background()
+	ctx := t.Context()
 	seen := makeActive(t, ns, "a", "b")
 	waitActive(t, ns, "a", seen, 15*time.Second)
 	start, calls0 := time.Now(), cephCalls(t, "mgr stat")

@@ -76,7 +76,7 @@ func workers(t *testing.T) []string {
 // fails. Then, with every worker holding a mgr of the cluster, one more
 // stays Pending and says why.
 func TestNodeLoss(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	ns := env.Teardown
 	if w := workers(t); len(w) < 3 {
 		t.Fatalf("%d Ready workers (%v): the test needs 3, one to lose and one to take its mgr", len(w), w)
@@ -258,7 +258,7 @@ func loseNode(t *testing.T, name string) (restore func()) {
 // no mgr write fails (failurePolicy Fail) while the node is silent and
 // until its pods are marked unready.
 func TestComponentNodeLoss(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	webhookAvailable(t)
 	spread := func(name string) map[string]string {
 		pods := &corev1.PodList{}

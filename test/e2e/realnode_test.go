@@ -107,7 +107,7 @@ func rejoined(t *testing.T, ns string, pod *corev1.Pod, active string) {
 // the active mgr's pod makes another daemon active, the Services follow it,
 // and the ReplicaSet's new pod serves again.
 func TestRealMgrPods(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	ns := env.Teardown
 	for _, id := range []string{"c", "d"} {
 		createMgr(t, ns, id)
@@ -288,7 +288,7 @@ func webhookPods(t *testing.T) []corev1.Pod {
 // drain does, through its PodDisruptionBudget) and a rolling update, each
 // under a steady stream of mgr creates.
 func TestWebhookUnderLoad(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	ns := env.Namespaces[1]
 	webhookAvailable(t)
 

@@ -114,7 +114,7 @@ func TestTightenedPolicyLeavesMgrsWritable(t *testing.T) {
 // whose cluster Secrets and ConfigMap are deleted first still goes away when
 // deleted, within the controller's finalizer timeout and 30 s.
 func TestNamespaceDeletionNeverWedged(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	ns, name := env.Teardown, "rook-ceph-mgr-a"
 	explainOnFailure(t, ns, name)
 	apply(t, env.manifest(t, ns, "a", map[string]string{contract.AnnotationModules: "prometheus"}))

@@ -90,7 +90,7 @@ func undecodableKeyMgr(t *testing.T) string {
 // every mgr), the dashboard passwords, and the private keys of the webhook's
 // certificate Secrets, each raw and base64-encoded.
 func TestZZSecretsNeverLeak(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	secrets := map[string]string{} // value -> what it is
 	add := func(what, v string) {
 		if len(v) >= 16 {

@@ -4,18 +4,17 @@
 package cephtest
 
 import (
-	"context"
 	"encoding/base64"
 	"testing"
 )
 
 func TestStartStop(t *testing.T) {
-	c, err := Start(context.Background(), Options{})
+	c, err := Start(t.Context(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Stop()
-	key, err := c.GetKey(context.Background(), "mgr.a")
+	key, err := c.GetKey(t.Context(), "mgr.a")
 	// A cephx key: type, creation time, length and secret, base64 — 16
 	// secret bytes up to Squid, 32 from Tentacle (its new key type).
 	blob, decodeErr := base64.StdEncoding.DecodeString(key)

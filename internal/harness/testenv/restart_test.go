@@ -4,7 +4,6 @@
 package testenv
 
 import (
-	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +14,7 @@ import (
 // TestRestartAPIServer: the same client reads, after the restart, what it
 // wrote before (same etcd, same certificates and credentials).
 func TestRestartAPIServer(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	a, err := StartAPIServer()
 	if err != nil {
 		t.Fatal(err)

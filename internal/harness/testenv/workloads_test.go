@@ -19,7 +19,7 @@ import (
 // TestDeploymentBecomesReadyPod proves the substrate: a Deployment turns into
 // a scheduled, Ready pod on the kwok node, with no kubelet.
 func TestDeploymentBecomesReadyPod(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	api, err := StartAPIServer()
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ import (
 // TestMgrBootstrap follows mgr "a" of rook-ceph from creation to a usable
 // mgr: keyring and Services first, modules only once the pod is Ready.
 func TestMgrBootstrap(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c := cephs[nsMain]
 	d := mgrDeployment(t, nsMain, "a", 0, nil)
 	if err := k8s.Create(ctx, d); err != nil {
@@ -165,7 +165,7 @@ func TestMgrBootstrap(t *testing.T) {
 // TestQuietAtRest: a reconcile of a bootstrapped mgr makes no ceph call and
 // no API write.
 func TestQuietAtRest(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	name := readyMgr(t, nsMain, "a", nil)
 	cephCalls := metric(t, "mgr_bootstrap_ceph_calls_total", nil)
 	writes := metric(t, "mgr_bootstrap_api_writes_total", nil)
@@ -196,7 +196,7 @@ func TestQuietAtRest(t *testing.T) {
 }
 
 func TestServicesHeal(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	readyMgr(t, nsMain, "a", nil)
 	old := &corev1.Service{}
 	if err := get(ctx, nsMain, contract.MetricsServiceName, old); err != nil {
@@ -237,7 +237,7 @@ func TestServicesHeal(t *testing.T) {
 // (controlled by the Deployment) are removed; a Service of that name that the
 // Deployment does not control is left alone.
 func TestLegacyServicesMigrated(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	readyMgr(t, nsMain, "a", nil)
 	d := &appsv1.Deployment{}
 	if err := get(ctx, nsMain, "rook-ceph-mgr-a", d); err != nil {
@@ -279,7 +279,7 @@ func TestLegacyServicesMigrated(t *testing.T) {
 // the choice, and deleting it keeps the key (KeyKept). In nsForeign the
 // policy allows no adoption.
 func TestForeignKeyLeftAsItIs(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c := cephs[nsMain] // nsForeign is a namespace of this cluster
 	if _, err := c.Ceph(ctx, "auth", "get-or-create", "mgr.f", "mon", "allow *"); err != nil {
 		t.Fatal(err)
@@ -321,7 +321,7 @@ func TestForeignKeyLeftAsItIs(t *testing.T) {
 // and removed from Ceph with its Deployment; the garbage collector takes
 // the Secret, and the cluster's Services lose the mgr as an owner.
 func TestOwnKeyRepairedAndRemoved(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c := cephs[nsMain]
 	d := mgrDeployment(t, nsMain, "x", 0, nil)
 	if err := k8s.Create(ctx, d); err != nil {
@@ -389,7 +389,7 @@ func TestOwnKeyRepairedAndRemoved(t *testing.T) {
 // cluster's clock (1 s, doubling), and the reconciles make no CLI call.
 // Deletion is not held hostage.
 func TestUnreachableCluster(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	d := mgrDeployment(t, nsDown, "a", 0, nil)
 	// The CLI's calls, and the role watcher's probes (`mgr stat` over a kept
 	// connection) apart.
@@ -455,7 +455,7 @@ func TestUnreachableCluster(t *testing.T) {
 // modules, with its own module list from the annotation; a module this
 // release lacks is a Warning Event, not a failure.
 func TestTwoClustersKeptApart(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	east, main := cephs[nsEast], cephs[nsMain]
 	mainKey, _ := main.GetKey(ctx, "mgr.a")
 	d := mgrDeployment(t, nsEast, "a", 1, map[string]string{contract.AnnotationModules: "prometheus, influxdb2"})

@@ -33,7 +33,7 @@ func TestCephMonOutage(t *testing.T) {
 		}
 		outage = d
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	// A cluster of its own, so that the other tests' Ceph stays up.
 	c, err := cephtest.Start(ctx, cephtest.Options{})
 	if err != nil {

@@ -37,7 +37,7 @@ func mgrPodReady(t *testing.T, ns, id string) bool {
 // deleting the duplicate leaves mgr a's cephx key, keyring Secret and
 // Services as they were, and mgr a Ready.
 func TestDuplicateNeverTouchesTheLiveKey(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c := cephs[nsMain]
 	live := readyMgr(t, nsMain, "a", nil)
 	key, err := c.GetKey(ctx, "mgr.a")
@@ -96,7 +96,7 @@ func TestDuplicateNeverTouchesTheLiveKey(t *testing.T) {
 // keyring or Services; a mgr opted out with mgr.ceph.rook.io/managed=false is
 // released (finalizer removed) and deleting it leaves its key in Ceph.
 func TestLeftAlone(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c := cephs[nsMain]
 	cc := &unstructured.Unstructured{}
 	cc.SetAPIVersion("ceph.rook.io/v1")
@@ -184,7 +184,7 @@ func TestLeftAlone(t *testing.T) {
 // key is reported once per attempt, naming the Secret and the fix, instead of
 // a create-read loop; adding the password lets the dashboard finish.
 func TestDashboardPasswordSecretWithoutPassword(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	name := readyMgr(t, nsEast, "a", map[string]string{contract.AnnotationModules: "prometheus"})
 	pw := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsEast, Name: contract.DashboardPasswordSecretName}, Data: map[string][]byte{"other": []byte("x")}}
 	if err := k8s.Create(ctx, pw); err != nil {

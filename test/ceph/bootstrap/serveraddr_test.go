@@ -29,7 +29,7 @@ import (
 // option of its own mgr and turning a module off are refused. The key goes
 // with the Deployment.
 func TestServerAddrKeyOnCeph(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c := cephs[nsMain]
 	const id = "sa"
 	d := mgrDeployment(t, nsMain, id, 0, nil)

@@ -36,7 +36,7 @@ import (
 // ceph write at all (no `mgr module disable`, nothing else): it says so in a
 // StatusForged Event and overwrites the forgery with its own status.
 func TestForgedStatusSteersNoCephWrite(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c := cephs[nsMain]
 	name := readyMgr(t, nsMain, "a", nil)
 	// Modules on by default (Pacific: iostat, nfs, restful; Tentacle: iostat,
@@ -94,7 +94,7 @@ func TestForgedStatusSteersNoCephWrite(t *testing.T) {
 // The forgery here touches only the status annotation, which brings no
 // reconcile, so it stays in place while the gauge is read.
 func TestForgedPhaseIsNotCounted(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	name := readyMgr(t, nsMain, "a", nil)
 	phases := func() (ready, pending, failed float64) {
 		return metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(bootstrap.PhaseReady)}),
@@ -236,7 +236,7 @@ func TestModulesAnnotationSteersNoCephWrite(t *testing.T) {
 // cluster's set no longer names it, even after the controller counted it
 // among the mgr's modules; one the controller turned on is turned off.
 func TestModuleAnAdministratorTurnedOnStaysOn(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c, err := cephtest.Start(ctx, cephtest.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestModuleAnAdministratorTurnedOnStaysOn(t *testing.T) {
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = k8s.Delete(context.Background(), d) }()
+	defer func() { _ = k8s.Delete(t.Context(), d) }()
 	choose := func(modules string) {
 		t.Helper()
 		cur := &appsv1.Deployment{}
@@ -316,7 +316,7 @@ func TestModuleAnAdministratorTurnedOnStaysOn(t *testing.T) {
 // address and the flag.
 func TestMonHostOutsideTheMonNetworks(t *testing.T) {
 	d := mgrDeployment(t, nsFar, "a", 1, nil)
-	if err := k8s.Create(context.Background(), d); err != nil {
+	if err := k8s.Create(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
 	note := waitEvent(t, nsFar, d.Name, bootstrap.ReasonMonHostRefused, 30*time.Second)
@@ -335,7 +335,7 @@ func TestMonHostOutsideTheMonNetworks(t *testing.T) {
 
 	// A refused cluster never holds the deletion: the controller made no key
 	// there, so it has none to remove and lets the Deployment go at once.
-	if err := k8s.Delete(context.Background(), d); err != nil {
+	if err := k8s.Delete(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the Deployment released", func(ctx context.Context) (bool, error) {

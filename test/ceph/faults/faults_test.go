@@ -134,7 +134,7 @@ func keyringOf(t *testing.T, namespace, id string) string {
 // owned lists the Secrets and Services that name the Deployment as owner, as kind/name.
 func owned(t *testing.T, namespace string, uid types.UID) []string {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	var names []string
 	add := func(kind string, m metav1.Object) {
 		for _, r := range m.GetOwnerReferences() {
@@ -177,7 +177,7 @@ func enabledModules(t *testing.T) []string {
 // created before the kill, no object twice.
 func TestLeaderKilledMidModuleEnable(t *testing.T) {
 	defer logsOnFailure(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	lead := leader(t, time.Minute)
 	standby := 1 - lead
 	if err := apply(t, ns, "a"); err != nil {
@@ -278,7 +278,7 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 // a new leader finds the bootstrapped mgrs at rest: no ceph call, no API write.
 func TestGracefulHandOver(t *testing.T) {
 	defer logsOnFailure(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if st := statusOf(t, ns, "a"); st.Phase != bootstrap.PhaseReady {
 		t.Fatalf("mgr a not bootstrapped (status %+v); TestLeaderKilledMidModuleEnable runs first", st)
 	}
@@ -318,7 +318,7 @@ func TestGracefulHandOver(t *testing.T) {
 // restart) and the controller bootstraps them.
 func TestAPIServerRestart(t *testing.T) {
 	defer logsOnFailure(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	lead := leader(t, time.Minute)
 	procs := []*testenv.Process{lc.Webhook(), lc.Bootstrap(0), lc.Bootstrap(1)}
 	pids := make([]int, len(procs))

@@ -54,7 +54,7 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	ctx := context.Background()
+	ctx := t.Context()
 	w, err := testenv.StartWorkloads(ctx, api)
 	if err != nil {
 		t.Fatal(err)

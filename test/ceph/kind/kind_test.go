@@ -81,7 +81,7 @@ func TestMonScript(t *testing.T) {
 		return string(out), err
 	}
 	var status string
-	err = wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
 		status, err = ceph("quorum_status")
 		return err == nil, nil
 	})
@@ -112,7 +112,7 @@ func TestCephNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	clusters, err := testenv.ServeWebhooks(ctx, api, mutate.DefaultPolicy())
 	if err != nil {

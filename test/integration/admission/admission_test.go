@@ -190,7 +190,7 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 // are set aside.
 func TestSeedPodTemplateThroughAPIServer(t *testing.T) {
 	ex := example(t)
-	if err := k8s.Create(context.Background(), ex); err != nil {
+	if err := k8s.Create(t.Context(), ex); err != nil {
 		t.Fatal(err)
 	}
 	defer deleteDeployment(t, ex.Namespace, ex.Name)

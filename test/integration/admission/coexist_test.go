@@ -114,7 +114,7 @@ func TestLivingWithAnotherMutatingWebhook(t *testing.T) {
 	for i, cfgName := range []string{"aaa-other-before-mgr-webhook", "zzz-other-after-mgr-webhook"} {
 		id := fmt.Sprintf("co%d", i)
 		t.Run(cfgName, func(t *testing.T) {
-			ctx := context.Background()
+			ctx := t.Context()
 			cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
 				ObjectMeta: metav1.ObjectMeta{Name: cfgName},
 				Webhooks: []admissionregistrationv1.MutatingWebhook{{

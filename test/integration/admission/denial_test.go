@@ -4,7 +4,6 @@
 package integration
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -63,7 +62,7 @@ func TestPolicyDenialsThroughAPIServer(t *testing.T) {
 			d := example(t)
 			d.Name = "bad-" + strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(name, " ", "-"), "--", ""))
 			tc.edit(d)
-			err := k8s.Create(context.Background(), d)
+			err := k8s.Create(t.Context(), d)
 			if err == nil {
 				deleteDeployment(t, d.Namespace, d.Name)
 				t.Fatalf("admitted; want a denial naming %s", tc.wantField)
@@ -90,7 +89,7 @@ func addHostPath(d *appsv1.Deployment, path string) {
 }
 
 func TestImmutableOnUpdate(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	d := example(t)
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
@@ -116,7 +115,7 @@ func TestImmutableOnUpdate(t *testing.T) {
 }
 
 func TestNonMgrDeploymentUntouched(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "rook-ceph", Labels: map[string]string{"app": "web"}},
 		Spec: appsv1.DeploymentSpec{
@@ -140,7 +139,7 @@ func TestNonMgrDeploymentUntouched(t *testing.T) {
 }
 
 func TestNamespaceWithoutClusterIsRefused(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "not-ceph"}}
 	if err := k8s.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)

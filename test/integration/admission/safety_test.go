@@ -78,7 +78,7 @@ func mustPatch(t *testing.T, d *appsv1.Deployment, what string, edit func(d *app
 // a user's labels and the deletion itself all go through, and a spec change
 // is still refused; the writes the controller makes reach no webhook at all.
 func TestCleanupNeverBlocked(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	d := example(t)
 	d.Namespace = "ceph-teardown"
 	d.Finalizers = []string{contract.FinalizerCephxKey}
@@ -139,7 +139,7 @@ func TestCleanupNeverBlocked(t *testing.T) {
 // id, so a second Deployment of mgr "a" is refused with the name it must have,
 // and the API server itself refuses a second one of that name.
 func TestOneDeploymentPerMgrID(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	first := example(t)
 	if err := k8s.Create(ctx, first); err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestOneDeploymentPerMgrID(t *testing.T) {
 // deployments/scale; a mgr stays at one replica there too, while scaling any
 // other Deployment never reaches the webhook.
 func TestScaleSubresource(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	mgr := example(t)
 	if err := k8s.Create(ctx, mgr); err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func nonMgr(name string, labels map[string]string) *appsv1.Deployment {
 // only mgrs), so it is refused with the way out; without the finalizer it is
 // the user's choice.
 func TestLeavingTheMgrSet(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	d := example(t)
 	d.Finalizers = []string{contract.FinalizerCephxKey}
 	if err := k8s.Create(ctx, d); err != nil {
@@ -277,7 +277,7 @@ func TestLeavingTheMgrSet(t *testing.T) {
 // the webhooks are called (what decides is not the writer's to set) and
 // patch nothing.
 func TestRookAndOptedOutDeploymentsLeftAlone(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	cc := liveCephCluster(t, "rook-ceph", "rook-ceph")
 
 	rookMgr := func(ns string) *appsv1.Deployment {
@@ -334,7 +334,7 @@ func TestRookAndOptedOutDeploymentsLeftAlone(t *testing.T) {
 // CephCluster owner it claims, to a namespace editor; the same Deployment
 // with its labels is completed as usual.
 func TestHiddenMgrRefused(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	alice := asEditor(t)
 	cc := liveCephCluster(t, "rook-ceph", "rook-ceph-hidden")
 	hidden := func(name string, edit func(*appsv1.Deployment)) *appsv1.Deployment {

@@ -27,7 +27,7 @@ const editor = "alice@example.com"
 
 func asEditor(t *testing.T) client.Client {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, role := range []string{"system:aggregate-to-edit", "system:aggregate-to-view"} {
 		rb := &rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "alice-" + strings.TrimPrefix(role, "system:"), Namespace: "rook-ceph"},
@@ -52,7 +52,7 @@ func asEditor(t *testing.T) client.Client {
 // name or another mgr's id, not the scale subresource. Each refusal names the
 // field, and the stored mgr is as it was.
 func TestEditorCannotLeaveThePolicy(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	alice := asEditor(t)
 	forgedOwner := []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: "0d2c7f43-no-such-cluster"}}
 	privileged := func(d *appsv1.Deployment) {
@@ -185,7 +185,7 @@ const rookOperator = "system:serviceaccount:rook-ceph:rook-ceph-system"
 
 func asRookOperator(t *testing.T) client.Client {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "rook-operator-deployments", Namespace: "rook-ceph"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}}
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "rook-operator-deployments", Namespace: "rook-ceph"},
@@ -212,7 +212,7 @@ func asRookOperator(t *testing.T) client.Client {
 // reference and Rook's operator, the stored mgr as Rook wrote it; the
 // editor may still label, scale and `kubectl rollout restart` it.
 func TestOnlyRookWritesItsMgrs(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	alice, rook := asEditor(t), asRookOperator(t)
 	cc := liveCephCluster(t, "rook-ceph", "rook-ceph-rookwrites")
 	owner := []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: cc.GetName(), UID: cc.GetUID(),

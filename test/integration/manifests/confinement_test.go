@@ -52,7 +52,7 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 	}
 	for name, install := range installs {
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
+			ctx := t.Context()
 			api, dir, as := installed(t, install.dir)
 			if n, err := testenv.CreateKinds(ctx, api.Client, dir, "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"); err != nil || n != 8 {
 				t.Fatalf("admission policies: %d created, %v; want 4 policies (2 confinements, mgr-policy, mgr-workloads) and 4 bindings", n, err)
@@ -381,7 +381,7 @@ type victims struct {
 
 func newVictims(t *testing.T, admin client.Client) victims {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, ns := range []string{"rook-ceph", "rook-owned", "tenant"} {
 		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
 			t.Fatal(err)

@@ -4,7 +4,6 @@
 package manifests
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,7 +24,7 @@ import (
 // could mount one in. The API server's own authorizer answers each
 // question (SubjectAccessReview).
 func TestCephNamespaceEditorHoldsNoKey(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

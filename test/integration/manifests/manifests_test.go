@@ -9,7 +9,6 @@ package manifests
 
 import (
 	"bytes"
-	"context"
 	"maps"
 	"os"
 	"os/exec"
@@ -416,7 +415,7 @@ func TestServiceAccountsCanDoOnlyTheirJob(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer api.Stop()
-			if _, err := testenv.ApplyRBAC(context.Background(), api.Client, filepath.Join(root, "manifests", overlay)); err != nil {
+			if _, err := testenv.ApplyRBAC(t.Context(), api.Client, filepath.Join(root, "manifests", overlay)); err != nil {
 				t.Fatal(err)
 			}
 			for _, c := range checks {

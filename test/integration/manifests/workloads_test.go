@@ -4,7 +4,6 @@
 package manifests
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -38,7 +37,7 @@ func TestMgrWorkloadsOnlyFromTheControlPlane(t *testing.T) {
 		"chart/namespaced":     chart("{certificates: {mode: self-signed}, cephNamespaces: [rook-ceph]}"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
+			ctx := t.Context()
 			api, _, as := installed(t, dir)
 			admin := api.Client
 			// Built-in edit's rules (no kube-controller-manager aggregates

@@ -40,7 +40,7 @@ func TestWebhookOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer api.Stop()
-	ctx := context.Background()
+	ctx := t.Context()
 	k8s := api.Client
 	if err := (testenv.CephCluster{Namespace: ns, FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b", MonHost: "[v2:10.0.0.1:3300]", Members: "a",
 		AdminKeyring: "[client.admin]\n\tkey = not-a-real-key\n"}).Create(ctx, k8s); err != nil {
@@ -156,7 +156,7 @@ func TestWebhookOutage(t *testing.T) {
 // with a mgr-labelled Deployment there.
 func operatorCanAct(t *testing.T, k8s client.Client, outage string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, cfg := range []client.Object{&admissionregistrationv1.MutatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfiguration{}} {
 		if err := k8s.Get(ctx, client.ObjectKey{Name: "mgr-webhook"}, cfg); err != nil {
 			t.Fatal(err)

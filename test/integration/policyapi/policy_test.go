@@ -261,7 +261,7 @@ func TestBadPolicyRefusedByTheAPIServer(t *testing.T) {
 			}
 			u := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "mgr.ceph.rook.io/v1alpha1", "kind": "MgrPolicy", "metadata": map[string]any{"name": "bad"}, "spec": spec}}
-			err := k8s.Create(context.Background(), u, client.FieldValidation("Strict"))
+			err := k8s.Create(t.Context(), u, client.FieldValidation("Strict"))
 			if err == nil {
 				t.Fatalf("MgrPolicy with %s was stored", tc.spec)
 			}
@@ -275,7 +275,7 @@ func TestBadPolicyRefusedByTheAPIServer(t *testing.T) {
 // TestPolicyFollowedLive walks a MgrPolicy through what a site does to it,
 // as one sequence: created, made stricter, broken, deleted.
 func TestPolicyFollowedLive(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	// Before any MgrPolicy, the built-in policy (Pacific on) is in force.
 	if err := admits(t, "quay.io/ceph/ceph:v17.2.7"); err != nil {
 		t.Fatalf("built-in policy refused Quincy: %v", err)
@@ -338,7 +338,7 @@ func TestPolicyFollowedLive(t *testing.T) {
 			t.Fatalf("refusal does not name the image: %v", err)
 		}
 		reef := mgrWithImage(t, "quay.io/ceph/ceph:v18.2.4")
-		if err := k8s.Create(context.Background(), reef, client.DryRunAll); err != nil {
+		if err := k8s.Create(t.Context(), reef, client.DryRunAll); err != nil {
 			t.Fatalf("Reef refused: %v", err)
 		}
 		// The completed mgr names the policy that completed it.
@@ -449,7 +449,7 @@ func (w *warnings) take() []string {
 // to a write: Warn admits it with a warning naming the rule, Audit admits it
 // silently (counted, and in the request's audit annotations), Deny refuses it.
 func TestEnforcementActions(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c, seen := warnedClient(t)
 	spec := mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "18.0.0"}}
 	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
@@ -528,7 +528,7 @@ func TestEnforcementActions(t *testing.T) {
 // shipped RBAC, the policy's spec cannot be loosened, the MgrPolicy neither
 // deleted nor another created; writing the status (its job) works.
 func TestComponentsCannotChangeThePolicy(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := k8s.Create(ctx, mp); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -613,7 +613,7 @@ func reported(t *testing.T) (map[string][]string, map[string]int64) {
 // warning or the denial, and the old mgrs stay writable (labels, status,
 // spec changes that keep their image, deletion).
 func TestRolloutOfAStricterRule(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	c, seen := warnedClient(t)
 	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp); apierrors.IsNotFound(err) {
@@ -743,7 +743,7 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 // old Pod) removes its status.byPod entry, and only its own: the other
 // replicas' entries and the controller's condition stay.
 func TestStoppedReplicaWithdrawsItsEntry(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := k8s.Create(ctx, mp); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)

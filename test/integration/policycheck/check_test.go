@@ -184,7 +184,7 @@ func TestCorpusVerdicts(t *testing.T) {
 				// depends on how soon that happens (only a wrong verdict
 				// waits the whole timeout).
 				var got error
-				if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+				if err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 					got = vapVerdict(d)
 					return (got != nil) == wantVAP, nil
 				}); err != nil {
@@ -215,7 +215,7 @@ func TestCorpusVerdicts(t *testing.T) {
 // judged; an update that introduces a violation, or changes what never
 // changes, is refused.
 func TestUpdatesJudgedByWhatTheyChange(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	quincy := func(d *appsv1.Deployment) {
 		for _, cs := range [][]corev1.Container{d.Spec.Template.Spec.Containers, d.Spec.Template.Spec.InitContainers} {
 			for i := range cs {

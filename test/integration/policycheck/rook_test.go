@@ -29,7 +29,7 @@ import (
 // rollout restart stay the editor's. Each refusal names the owner
 // reference and the operator, as Go's does.
 func TestOnlyRookWritesItsMgrs(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	const editor = "bob@example.com"
 	users := map[string]string{"editor": editor, "Rook": "system:serviceaccount:rook-ceph:rook-ceph-system",
 		"renamed Rook": "system:serviceaccount:rook-system:rook-operator"}
