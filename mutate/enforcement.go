@@ -10,12 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Action is what a violated rule does to a write, in the words of a
-// ValidatingAdmissionPolicy's validationActions.
-//
-// +kubebuilder:validation:Enum=Deny;Warn;Audit
-type Action string
-
 // The actions: Deny refuses the write; Warn admits it with a warning to its
 // writer; Audit admits it silently, recorded in the request's audit
 // annotations (and the audit report) only.
@@ -24,12 +18,6 @@ const (
 	ActionWarn  Action = "Warn"
 	ActionAudit Action = "Audit"
 )
-
-// Rule names a rule whose action the policy's owner chooses: the site's
-// choices about images and the pod's reach into its node. The rules that keep
-// a Ceph cluster whole (one Deployment per mgr id, one replica, its own
-// keyring and fsid, the opt-out label) always deny.
-type Rule string
 
 // The rules of Enforcement, named after the policy field each enforces.
 const (

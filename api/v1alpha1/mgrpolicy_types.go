@@ -5,8 +5,6 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
 // Condition types and reasons of a MgrPolicy.
@@ -42,8 +40,8 @@ type MgrPolicy struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   mutate.PolicySpec `json:"spec,omitempty"`
-	Status MgrPolicyStatus   `json:"status,omitempty"`
+	Spec   PolicySpec      `json:"spec,omitempty"`
+	Status MgrPolicyStatus `json:"status,omitempty"`
 }
 
 // MgrPolicyStatus says which spec is in force, and where.
