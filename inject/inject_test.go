@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/golden"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -46,30 +46,28 @@ func decode(t *testing.T, data []byte) *appsv1.Deployment {
 // TestGoldenCorpus: for every input of the webhook's golden corpus, inject
 // writes the golden object with the stamp, and a second run changes nothing.
 func TestGoldenCorpus(t *testing.T) {
-	inputs, _ := filepath.Glob("../mutate/testdata/*.yaml")
-	examples, _ := filepath.Glob("../manifests/examples/*-mgr.yaml")
+	cases, err := golden.Cases("..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
-	for _, in := range append(inputs, examples...) {
-		stem := strings.TrimSuffix(in, ".yaml")
-		if strings.HasSuffix(stem, ".golden") || strings.HasSuffix(stem, ".policy") {
-			continue
-		}
-		golden := stem + ".golden.yaml"
-		if strings.HasPrefix(in, "../manifests/") {
-			golden = "../mutate/testdata/example-" + filepath.Base(stem) + ".golden.yaml"
-		}
-		t.Run(filepath.Base(stem), func(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
 			p := mutate.DefaultPolicy()
-			if data, err := os.ReadFile(stem + ".policy.yaml"); err == nil {
+			if c.Policy != "" {
+				data, err := os.ReadFile(c.Policy)
+				if err != nil {
+					t.Fatal(err)
+				}
 				if p, err = mutate.ParsePolicy(data); err != nil {
 					t.Fatal(err)
 				}
 			}
-			src, err := os.ReadFile(in)
+			src, err := os.ReadFile(c.Input)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := os.ReadFile(golden)
+			want, err := os.ReadFile(c.Golden)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +88,7 @@ func TestGoldenCorpus(t *testing.T) {
 				got.Annotations = nil
 			}
 			if w := decode(t, want); !equality.Semantic.DeepEqual(got, w) {
-				t.Errorf("inject differs from %s:\n%s", golden, out)
+				t.Errorf("inject differs from %s:\n%s", c.Golden, out)
 			}
 			again, docs, err := injector(p, "v9.9.9").Inject(out)
 			if err != nil || !bytes.Equal(again, out) || len(docs) != 1 || docs[0].Changed != nil {

@@ -23,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/internal/harness/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.yaml from the current output")
@@ -38,37 +40,32 @@ var testClusters = map[string]ClusterInfo{
 type fixture struct {
 	name   string // golden file stem
 	input  string
+	golden string
 	policy *Policy
 }
 
-// fixtures returns every input: testdata/*.yaml and the shipped mgr examples
-// (manifests/examples/*-mgr.yaml). A <case>.policy.yaml beside an input
-// replaces the default policy.
+// fixtures returns every input of the golden corpus (internal/harness/golden):
+// testdata/*.yaml and the shipped mgr examples, each under its own policy
+// file if it has one, else the default policy.
 func fixtures(t testing.TB) []fixture {
 	t.Helper()
+	cases, err := golden.Cases("..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var fs []fixture
-	inputs, _ := filepath.Glob("testdata/*.yaml")
-	examples, _ := filepath.Glob("../manifests/examples/*-mgr.yaml")
-	for _, in := range append(inputs, examples...) {
-		base := strings.TrimSuffix(filepath.Base(in), ".yaml")
-		if strings.HasSuffix(base, ".golden") || strings.HasSuffix(base, ".policy") {
-			continue
-		}
-		f := fixture{name: base, input: in, policy: DefaultPolicy()}
-		if strings.HasPrefix(in, "../") {
-			f.name = "example-" + base
-		}
-		if data, err := os.ReadFile(strings.TrimSuffix(in, ".yaml") + ".policy.yaml"); err == nil {
-			p, err := ParsePolicy(data)
+	for _, c := range cases {
+		f := fixture{name: c.Name, input: c.Input, golden: c.Golden, policy: DefaultPolicy()}
+		if c.Policy != "" {
+			data, err := os.ReadFile(c.Policy)
 			if err != nil {
-				t.Fatalf("%s: %v", in, err)
+				t.Fatal(err)
 			}
-			f.policy = p
+			if f.policy, err = ParsePolicy(data); err != nil {
+				t.Fatalf("%s: %v", c.Policy, err)
+			}
 		}
 		fs = append(fs, f)
-	}
-	if len(fs) < 5 {
-		t.Fatalf("found only %d fixtures; run from the mutate directory", len(fs))
 	}
 	return fs
 }
@@ -123,8 +120,8 @@ func render(t testing.TB, res Result) []byte {
 func TestGolden(t *testing.T) {
 	used := map[string]bool{}
 	for _, f := range fixtures(t) {
-		golden := filepath.Join("testdata", f.name+".golden.yaml")
-		used[golden] = true
+		golden := f.golden
+		used[filepath.Base(golden)] = true
 		t.Run(f.name, func(t *testing.T) {
 			_, res := completeFixture(t, f)
 			got := render(t, res)
@@ -145,7 +142,7 @@ func TestGolden(t *testing.T) {
 	}
 	goldens, _ := filepath.Glob("testdata/*.golden.yaml")
 	for _, g := range goldens {
-		if !used[g] {
+		if !used[filepath.Base(g)] {
 			t.Errorf("%s has no input: delete it or add its input", g)
 		}
 	}

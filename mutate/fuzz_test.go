@@ -5,7 +5,6 @@ package mutate
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rook-mgr/mgr-webhook/internal/harness/golden"
 )
 
 // FuzzComplete: for any Deployment, Complete never panics; what it accepts it
@@ -22,12 +23,12 @@ import (
 // except on the init containers' image, which is derived from the user's mgr
 // image and reported again there.
 func FuzzComplete(f *testing.F) {
-	inputs, _ := filepath.Glob("testdata/*.yaml")
-	for _, in := range inputs {
-		if strings.HasSuffix(in, ".golden.yaml") || strings.HasSuffix(in, ".policy.yaml") {
-			continue
-		}
-		y, err := os.ReadFile(in)
+	cases, err := golden.Cases("..")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, c := range cases {
+		y, err := os.ReadFile(c.Input)
 		if err != nil {
 			f.Fatal(err)
 		}

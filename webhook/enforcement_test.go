@@ -23,7 +23,7 @@ import (
 // refuses whatever the policy sets, and is not counted as a rule.
 func TestEnforcementActions(t *testing.T) {
 	for _, f := range fixtures(t) {
-		if f.name != "seed.yaml" {
+		if f.name != "seed" {
 			continue
 		}
 		in := decode(t, f.raw)
@@ -82,5 +82,5 @@ func TestEnforcementActions(t *testing.T) {
 		}
 		return
 	}
-	t.Fatal("no seed.yaml fixture")
+	t.Fatal("no seed fixture")
 }

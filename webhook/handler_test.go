@@ -9,7 +9,6 @@ import (
 	"errors"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/golden"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
 )
@@ -95,13 +95,13 @@ type fixture struct {
 
 func fixtures(t testing.TB) []fixture {
 	t.Helper()
-	inputs, _ := filepath.Glob("../mutate/testdata/*.yaml")
+	cases, err := golden.Cases("..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var fs []fixture
-	for _, in := range inputs {
-		if strings.HasSuffix(in, ".golden.yaml") || strings.HasSuffix(in, ".policy.yaml") {
-			continue
-		}
-		y, err := os.ReadFile(in)
+	for _, c := range cases {
+		y, err := os.ReadFile(c.Input)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,15 +110,16 @@ func fixtures(t testing.TB) []fixture {
 			t.Fatal(err)
 		}
 		p := mutate.DefaultPolicy()
-		if py, err := os.ReadFile(strings.TrimSuffix(in, ".yaml") + ".policy.yaml"); err == nil {
+		if c.Policy != "" {
+			py, err := os.ReadFile(c.Policy)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if p, err = mutate.ParsePolicy(py); err != nil {
 				t.Fatal(err)
 			}
 		}
-		fs = append(fs, fixture{name: filepath.Base(in), raw: raw, policy: p})
-	}
-	if len(fs) < 5 {
-		t.Fatalf("found %d fixtures", len(fs))
+		fs = append(fs, fixture{name: c.Name, raw: raw, policy: p})
 	}
 	return fs
 }

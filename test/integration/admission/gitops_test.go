@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rook-mgr/mgr-webhook/internal/harness/golden"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -33,21 +34,15 @@ import (
 // completes (those with a policy file of their own are for another policy).
 func gitopsInputs(t *testing.T) []string {
 	t.Helper()
-	inputs, _ := filepath.Glob(filepath.Join(repoRoot, "mutate", "testdata", "*.yaml"))
-	inputs = append(inputs, exampleFile())
-	var out []string
-	for _, in := range inputs {
-		stem := strings.TrimSuffix(in, ".yaml")
-		if strings.HasSuffix(stem, ".golden") || strings.HasSuffix(stem, ".policy") {
-			continue
-		}
-		if _, err := os.Stat(stem + ".policy.yaml"); err == nil {
-			continue
-		}
-		out = append(out, in)
+	cases, err := golden.Cases(repoRoot)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(out) < 5 {
-		t.Fatalf("only %d inputs", len(out))
+	var out []string
+	for _, c := range cases {
+		if c.Policy == "" {
+			out = append(out, c.Input)
+		}
 	}
 	return out
 }
