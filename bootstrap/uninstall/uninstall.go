@@ -27,13 +27,13 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// Step is the step before an uninstall: with the controller gone, its
+// Job is what runs before an uninstall: with the controller gone, its
 // finalizer would hold every mgr Deployment, and so its namespace, for
 // ever. It stops the controller (its Deployment scaled to zero, and waited
 // on until no pod of it is left), then removes the finalizer from every mgr
 // Deployment. Nothing else changes: cephx keys stay in Ceph, keyrings and
 // Services in the cluster, and the mgrs keep running.
-type Step struct {
+type Job struct {
 	// Client runs as the controller's ServiceAccount (it may patch mgr
 	// Deployments' finalizers, and, through the uninstall's Role, scale its
 	// own Deployment).
@@ -47,7 +47,7 @@ type Step struct {
 	Wait time.Duration
 }
 
-// Client is the client Step needs (client-go's kinds) for cfg.
+// Client is the client Job needs (client-go's kinds) for cfg.
 func Client(cfg *rest.Config) (client.Client, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -58,14 +58,14 @@ func Client(cfg *rest.Config) (client.Client, error) {
 
 // Report is what Run did.
 type Report struct {
-	// Released are the mgr Deployments (namespace/name) whose finalizer was removed.
-	Released []string
+	// LetGo are the mgr Deployments (namespace/name) whose finalizer was removed.
+	LetGo []string
 	// PodsLeft are the controller's pods still there when Wait ran out.
 	PodsLeft int
 }
 
 // Run stops the controller and releases the mgrs.
-func (r Step) Run(ctx context.Context) (Report, error) {
+func (r Job) Run(ctx context.Context) (Report, error) {
 	var rep Report
 	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Deployment}}
 	d := &appsv1.Deployment{ObjectMeta: scale.ObjectMeta}
@@ -116,7 +116,7 @@ func (r Step) Run(ctx context.Context) (Report, error) {
 			if client.IgnoreNotFound(err) != nil {
 				return rep, fmt.Errorf("releasing %s/%s: %w", m.Namespace, m.Name, err)
 			}
-			rep.Released = append(rep.Released, m.Namespace+"/"+m.Name)
+			rep.LetGo = append(rep.LetGo, m.Namespace+"/"+m.Name)
 		}
 	}
 	return rep, nil

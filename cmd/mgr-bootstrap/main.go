@@ -47,8 +47,8 @@ type options struct {
 	leaseDuration, renewDeadline time.Duration
 	retryPeriod                  time.Duration
 	maxConcurrent                int
-	release                      bool
-	releaseDeployment            string
+	letMgrsGo                    bool
+	controllerDeployment         string
 	preamble                     preamble.Flags
 	// set are the flags given on the command line.
 	set map[string]bool
@@ -90,8 +90,8 @@ func (o *options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.monNetworks, "mon-networks", "", "networks (CIDRs, comma-separated) a cluster's mon_host may name: a mon address outside them is refused, with no ceph call (an editor who may write rook-ceph-config cannot point the controller elsewhere); empty: any address")
 	fs.StringVar(&o.namespaces, "namespaces", "", "the Ceph namespaces to reconcile, comma-separated (a namespaced install: the controller watches only these, and its RBAC may be RoleBindings in them); empty: every namespace")
 	fs.StringVar(&o.Namespace, "namespace", "", "the controller's own namespace, where Secret "+bootstrap.StatusKeySecretName+" seals its status (default: the pod's namespace in-cluster, else --leader-election-namespace, else "+o.Namespace+")")
-	fs.BoolVar(&o.release, "release-mgrs", false, "before an uninstall (the chart's pre-delete hook runs this): scale this controller's Deployment --release-deployment to 0, wait for its pods to be gone, remove its finalizer from every mgr Deployment of --namespaces, and exit; keys, keyrings and Services stay")
-	fs.StringVar(&o.releaseDeployment, "release-deployment", contract.ControllerName, "with --release-mgrs: the controller's Deployment, in --namespace")
+	fs.BoolVar(&o.letMgrsGo, "release-mgrs", false, "before an uninstall (the chart's pre-delete hook runs this): scale this controller's Deployment --release-deployment to 0, wait for its pods to be gone, remove its finalizer from every mgr Deployment of --namespaces, and exit; keys, keyrings and Services stay")
+	fs.StringVar(&o.controllerDeployment, "release-deployment", contract.ControllerName, "with --release-mgrs: the controller's Deployment, in --namespace")
 	o.preamble.BindFlags(fs)
 }
 
@@ -104,8 +104,8 @@ func main() {
 	}
 	flag.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	run, name := run, contract.ControllerName
-	if o.release {
-		run, name = release, name+" --release-mgrs"
+	if o.letMgrsGo {
+		run, name = letMgrsGo, name+" --release-mgrs"
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, name+":", err)
@@ -176,8 +176,8 @@ func run(o options) error {
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
-// release runs uninstall.Step as the flags say (--release-mgrs).
-func release(o options) error {
+// letMgrsGo runs uninstall.Job as the flags say (--release-mgrs).
+func letMgrsGo(o options) error {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
@@ -186,12 +186,12 @@ func release(o options) error {
 	if err != nil {
 		return err
 	}
-	r := uninstall.Step{Client: cl, Namespace: ownNamespace(o.Namespace, o.leaderElectionNamespace), Deployment: o.releaseDeployment,
+	r := uninstall.Job{Client: cl, Namespace: ownNamespace(o.Namespace, o.leaderElectionNamespace), Deployment: o.controllerDeployment,
 		Namespaces: contract.SplitList(o.namespaces), Wait: 2 * time.Minute}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	rep, err := r.Run(ctx)
-	ctrl.Log.Info("released the mgr Deployments: their cephx keys stay in Ceph", "released", rep.Released, "controllerPodsLeft", rep.PodsLeft)
+	ctrl.Log.Info("released the mgr Deployments: their cephx keys stay in Ceph", "released", rep.LetGo, "controllerPodsLeft", rep.PodsLeft)
 	return err
 }
 

@@ -143,7 +143,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.installNamespace, "install-namespace", contract.InstallNamespace, "release: the namespace of the install (its Deployment mgr-bootstrap)")
 }
 
-// release stops the controller and releases every mgr (uninstall.Step),
+// release stops the controller and releases every mgr (uninstall.Job),
 // with the caller's credentials.
 func (s *session) release(ctx context.Context) error {
 	cfg, err := s.config()
@@ -154,15 +154,15 @@ func (s *session) release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := uninstall.Step{Client: cl, Namespace: s.installNamespace, Deployment: contract.ControllerName, Wait: 2 * time.Minute}.Run(ctx)
+	rep, err := uninstall.Job{Client: cl, Namespace: s.installNamespace, Deployment: contract.ControllerName, Wait: 2 * time.Minute}.Run(ctx)
 	if rep.PodsLeft > 0 {
 		fmt.Fprintf(s.stderr, "warning: %d pods of deploy/mgr-bootstrap in %s were still there after 2m\n", rep.PodsLeft, s.installNamespace)
 	}
-	for _, m := range rep.Released {
+	for _, m := range rep.LetGo {
 		fmt.Fprintf(s.stdout, "released deployment %s (its cephx key stays in Ceph)\n", m)
 	}
 	if err == nil {
-		fmt.Fprintf(s.stdout, "%d mgr Deployments released; deploy/mgr-bootstrap in %s is scaled to 0: remove the install now\n", len(rep.Released), s.installNamespace)
+		fmt.Fprintf(s.stdout, "%d mgr Deployments released; deploy/mgr-bootstrap in %s is scaled to 0: remove the install now\n", len(rep.LetGo), s.installNamespace)
 	}
 	return err
 }

@@ -134,12 +134,12 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := uninstall.Step{Client: as, Namespace: installNS, Deployment: "mgr-bootstrap", Wait: time.Minute, Namespaces: []string{ns}}.Run(ctx)
+				rep, err := uninstall.Job{Client: as, Namespace: installNS, Deployment: "mgr-bootstrap", Wait: time.Minute, Namespaces: []string{ns}}.Run(ctx)
 				if err != nil {
 					t.Fatalf("the release as mgr-bootstrap: %v", err)
 				}
-				if want := []string{ns + "/" + mgrs[0].Name, ns + "/" + mgrs[1].Name}; !slices.Equal(rep.Released, want) || rep.PodsLeft != 0 {
-					t.Errorf("released %v with %d controller pods left, want %v and none", rep.Released, rep.PodsLeft, want)
+				if want := []string{ns + "/" + mgrs[0].Name, ns + "/" + mgrs[1].Name}; !slices.Equal(rep.LetGo, want) || rep.PodsLeft != 0 {
+					t.Errorf("released %v with %d controller pods left, want %v and none", rep.LetGo, rep.PodsLeft, want)
 				}
 			case "mgrctl release":
 				var out, errb bytes.Buffer
