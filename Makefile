@@ -79,7 +79,7 @@ chaos: ## the long fault runs: the Ceph mon stopped for CEPH_OUTAGE (60s) under 
 	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
 	CEPH_OUTAGE=$${CEPH_OUTAGE:-60s} KUBEBUILDER_ASSETS="$$assets" $(GO) -C test test -count=1 -v -run 'TestCephMonOutage' ./ceph/bootstrap/
 
-mutation: ## mutation testing of mutate/, webhook/, certs/, inject/, bootstrap/, bootstrap/audit/, bootstrap/cluster/, bootstrap/roles/, bootstrap/ceph/ (gremlins' mutants as schemata, test/cmd/go-mutants; unit tests; fails under MUTATION_THRESHOLD (90) percent killed) and of the shipped YAML (test/cmd/manifest-mutants; fails on an unexplained survivor); MUTATION_PACKAGES picks
+mutation: ## mutation testing of mutate/, webhook/, certs/, inject/, bootstrap/, bootstrap/audit/, bootstrap/cluster/, bootstrap/roles/, bootstrap/mgrstatus/, bootstrap/ceph/ (gremlins' mutants as schemata, test/cmd/go-mutants; unit tests; fails under MUTATION_THRESHOLD (90) percent killed) and of the shipped YAML (test/cmd/manifest-mutants; fails on an unexplained survivor); MUTATION_PACKAGES picks
 	./hack/mutation.sh
 
 e2e: ## the e2e suite on a local control plane of real binaries + real Ceph (E2E_KUBECONFIG=... for another cluster)

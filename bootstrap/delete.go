@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -108,7 +109,7 @@ func (r *Reconciler) letGoUnverified(ctx context.Context, d *appsv1.Deployment, 
 	entity, serverAddr := "mgr."+id, contract.ServerAddrEntity(id)
 	r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonKeyRemovalAbandoned, "Delete",
 		"gave up removing cephx keys %s and %s (if it exists) after %s: the controller cannot load Secret %s to tell whether they are its own (see its log); remove them by hand if nothing uses them: ceph auth rm %s; ceph auth rm %s",
-		entity, serverAddr, r.FinalizerTimeout, StatusKeySecretName, entity, serverAddr)
+		entity, serverAddr, r.FinalizerTimeout, mgrstatus.KeySecretName, entity, serverAddr)
 	return r.removeFinalizer(ctx, d)
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -65,15 +66,11 @@ func TestDeletionSteps(t *testing.T) {
 		"both its own, cluster down past the timeout: kept": {owned: true, serverAddr: true, removeErr: unavailable, deletedAgo: 3 * time.Minute, calls: []string{"rm"}, reason: ReasonKeyRemovalAbandoned, released: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			key := []byte("status key")
-			seal := &sealer{}
-			seal.key.Store(&key)
 			d := mgr("rook-ceph-mgr-a", "a", "uid-a")
 			d.Finalizers = []string{contract.FinalizerCephxKey}
 			d.DeletionTimestamp = &metav1.Time{Time: time.Now().Add(-tc.deletedAgo)}
-			st := Status{Phase: PhaseReady, KeyOwned: tc.owned, ServerAddrKeyOwned: tc.serverAddr}
-			st.Seal = seal.seal(d.UID, st)
-			d.Annotations = map[string]string{contract.AnnotationBootstrapStatus: st.encode()}
+			st := mgrstatus.Status{Phase: mgrstatus.PhaseReady, KeyOwned: tc.owned, ServerAddrKeyOwned: tc.serverAddr}
+			d.Annotations = map[string]string{contract.AnnotationBootstrapStatus: sealed(t, d, st)}
 			objs := []client.Object{d,
 				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: contract.ConfigSecretName}, Data: map[string][]byte{contract.ConfigSecretMonHostKey: []byte("[v2:10.0.0.1:3300]")}},
 				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: contract.AdminKeyringSecretName}, Data: map[string][]byte{contract.KeyringKey: []byte("[client.admin]\n\tkey = AQ==\n")}},
@@ -91,7 +88,7 @@ func TestDeletionSteps(t *testing.T) {
 				}
 				return c.Get(ctx, key, obj, opts...)
 			}})
-			r := &Reconciler{Client: cl, APIReader: reader, Ceph: ks, Clusters: cluster.New(reader, ks, nil, 0), Recorder: rec, seal: seal,
+			r := &Reconciler{Client: cl, APIReader: reader, Ceph: ks, Clusters: cluster.New(reader, ks, nil, 0), Recorder: rec, status: testStore(cl),
 				Options: Options{FinalizerTimeout: 2 * time.Minute, CephRetryMax: 10 * time.Second}}
 			res, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 			if tc.retried {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/policy"
@@ -99,7 +100,7 @@ func TestKeyOwnership(t *testing.T) {
 			rec := events.NewFakeRecorder(8)
 			r := &Reconciler{Client: cl, APIReader: cl, Ceph: ks, Clusters: cluster.New(cl, ks, nil, 0), Recorder: rec,
 				Options: Options{Caps: caps, AdoptExistingKeys: tc.adopt}}
-			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: Status{KeyOwned: tc.owned}}
+			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: mgrstatus.Status{KeyOwned: tc.owned}}
 			s.next = s.prev
 			err := r.ensureKeyring(t.Context(), s)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
@@ -158,7 +159,7 @@ func TestDeletionNotHeldByAMissingStatusKey(t *testing.T) {
 			d.DeletionTimestamp = &metav1.Time{Time: time.Now().Add(-tc.deletedAgo)}
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
 			rec := events.NewFakeRecorder(8)
-			r := &Reconciler{Client: cl, APIReader: cl, Clusters: cluster.New(cl, nil, nil, 0), Recorder: rec, seal: &sealer{}, Options: Options{FinalizerTimeout: 2 * time.Minute}}
+			r := &Reconciler{Client: cl, APIReader: cl, Clusters: cluster.New(cl, nil, nil, 0), Recorder: rec, status: &mgrstatus.Store{Client: cl, Reader: cl}, Options: Options{FinalizerTimeout: 2 * time.Minute}}
 			res, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 			if err != nil {
 				t.Fatal(err)
@@ -244,7 +245,7 @@ func TestServerAddrKey(t *testing.T) {
 			if tc.policyOff {
 				r.Policy = policy.Static(off)
 			}
-			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: Status{ServerAddrKeyOwned: tc.owned}}
+			s := &scope{d: d, id: "a", c: &ceph.Conn{}, prev: mgrstatus.Status{ServerAddrKeyOwned: tc.owned}}
 			s.next = s.prev
 			err := r.ensureKeyring(t.Context(), s)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {

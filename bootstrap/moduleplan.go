@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -21,7 +22,7 @@ type moduleInputs struct {
 	MgrID   string
 	Want    []string
 	Modules ceph.Modules
-	Prev    Status
+	Prev    mgrstatus.Status
 	// MetricsPort and DashboardPort are the mgr container's ports.
 	MetricsPort, DashboardPort int32
 	// Backend is the orchestrator backend to set once rook is on ("" to skip).

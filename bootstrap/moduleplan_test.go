@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -144,12 +145,12 @@ func TestPlanModules(t *testing.T) {
 			skipped: []string{"rook: the rook module crash-loops the mgr on Ceph 20.2 (rook#18213)"},
 		},
 		"at rest: everything on and recorded, nothing to run": {
-			in: moduleInputs{Release: v("16.2.15"), Want: seed, Backend: "rook", Prev: Status{Dashboard: true, Backend: "rook", MetricsPort: 9283, DashboardPort: 8443},
+			in: moduleInputs{Release: v("16.2.15"), Want: seed, Backend: "rook", Prev: mgrstatus.Status{Dashboard: true, Backend: "rook", MetricsPort: 9283, DashboardPort: 8443},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus", "rook"}, nil)},
 			modules: seed, backend: "rook", dashboard: true,
 		},
 		"a second mgr finds every module on: only its own ports, and its dashboard login is the cluster's (set again, idempotent)": {
-			in: moduleInputs{Release: v("16.2.15"), MgrID: "b", Want: seed, Backend: "rook", Prev: Status{Backend: "rook"},
+			in: moduleInputs{Release: v("16.2.15"), MgrID: "b", Want: seed, Backend: "rook", Prev: mgrstatus.Status{Backend: "rook"},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus", "rook"}, nil), MetricsPort: 19283, DashboardPort: 18443},
 			steps: []string{
 				"ceph config set mgr.b mgr/prometheus/server_port 19283 --force",
@@ -160,7 +161,7 @@ func TestPlanModules(t *testing.T) {
 			modules: seed, backend: "rook", dashboard: true,
 		},
 		"a container port changed: that option set again, no module toggled": {
-			in: moduleInputs{Release: v("16.2.15"), Want: seed, Backend: "rook", Prev: Status{Dashboard: true, Backend: "rook", MetricsPort: 9283, DashboardPort: 8443},
+			in: moduleInputs{Release: v("16.2.15"), Want: seed, Backend: "rook", Prev: mgrstatus.Status{Dashboard: true, Backend: "rook", MetricsPort: 9283, DashboardPort: 8443},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus", "rook"}, nil), MetricsPort: 9284, DashboardPort: 8443},
 			steps:   []string{"ceph config set mgr.a mgr/prometheus/server_port 9284 --force"},
 			modules: seed, backend: "rook", dashboard: true,
@@ -171,7 +172,7 @@ func TestPlanModules(t *testing.T) {
 			steps: []string{"ceph orch set backend rook"}, modules: []string{"rook"}, backend: "rook",
 		},
 		"dashboard on, login never configured: certificate and login, no toggle": {
-			in: moduleInputs{Release: v("17.2.7"), Want: []string{"dashboard"}, Prev: Status{DashboardPort: 8443},
+			in: moduleInputs{Release: v("17.2.7"), Want: []string{"dashboard"}, Prev: mgrstatus.Status{DashboardPort: 8443},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard"}, nil)},
 			steps: []string{cert, login}, modules: []string{"dashboard"}, dashboard: true,
 		},
@@ -200,28 +201,28 @@ func TestPlanModules(t *testing.T) {
 			modules: []string{"prometheus", "dashboard"}, dashboard: true,
 		},
 		"a module it turned on, removed from the cluster's set: disabled once": {
-			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"prometheus", "dashboard"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"prometheus", "dashboard"}, Prev: mgrstatus.Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus"}, nil)},
 			steps:   []string{"ceph mgr module disable dashboard"},
 			modules: []string{"prometheus"},
 		},
 		"a module someone else turned on, removed from the cluster's set: left on": {
-			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"prometheus"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"prometheus"}, Prev: mgrstatus.Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"dashboard", "prometheus"}, nil)},
 			modules: []string{"prometheus"},
 		},
 		"removed, and off in Ceph already (another mgr turned it off): nothing": {
-			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"prometheus", "dashboard"}, Prev: Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"prometheus", "dashboard"}, Prev: mgrstatus.Status{Modules: []string{"prometheus", "dashboard"}, MetricsPort: 9283, DashboardPort: 8443, Dashboard: true},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"prometheus"}, nil)},
 			modules: []string{"prometheus"},
 		},
 		"removed but always on (orchestrator_cli on Pacific): never disabled": {
-			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"orchestrator_cli", "prometheus"}, Prev: Status{Modules: []string{"orchestrator_cli", "prometheus"}, MetricsPort: 9283},
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Ours: []string{"orchestrator_cli", "prometheus"}, Prev: mgrstatus.Status{Modules: []string{"orchestrator_cli", "prometheus"}, MetricsPort: 9283},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"prometheus"}, nil)},
 			modules: []string{"prometheus"},
 		},
 		"enabled by hand, never ours: left alone": {
-			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Prev: Status{Modules: []string{"prometheus"}, MetricsPort: 9283},
+			in: moduleInputs{Release: v("16.2.15"), Want: []string{"prometheus"}, Prev: mgrstatus.Status{Modules: []string{"prometheus"}, MetricsPort: 9283},
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"prometheus", "influx"}, nil)},
 			modules: []string{"prometheus"},
 		},
@@ -292,7 +293,7 @@ func TestPlanModulesConverges(t *testing.T) {
 					after.Enabled = append(after.Enabled, s.Cmd.Args[3])
 				}
 			}
-			in.Modules, in.Prev = after, Status{Dashboard: first.Dashboard, Backend: first.Backend, MetricsPort: first.MetricsPort, DashboardPort: first.DashboardPort}
+			in.Modules, in.Prev = after, mgrstatus.Status{Dashboard: first.Dashboard, Backend: first.Backend, MetricsPort: first.MetricsPort, DashboardPort: first.DashboardPort}
 			second := planModules(in)
 			var again []string
 			for _, s := range second.Calls {

@@ -20,19 +20,14 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
-
-// wanted is what a Ready status covers: the modules it found on plus those the
-// release lacks, sorted.
-func (s Status) wanted() []string {
-	return sortedCopy(append(append([]string(nil), s.Modules...), s.Unavailable...))
-}
 
 // portsSet reports whether the status records the mgr container's module
 // ports as set in Ceph, for the modules it runs (a status of an earlier
 // version records none: its second mgrs get their ports once).
-func (s Status) portsSet(d *appsv1.Deployment) bool {
+func portsSet(s mgrstatus.Status, d *appsv1.Deployment) bool {
 	return (!slices.Contains(s.Modules, "prometheus") || s.MetricsPort == containerPort(d, contract.PortNameMetrics, contract.PortMetrics)) &&
 		(!slices.Contains(s.Modules, "dashboard") || s.DashboardPort == containerPort(d, contract.PortNameDash, contract.PortDashboard))
 }
@@ -55,7 +50,7 @@ func (r *Reconciler) chooseModules(_ context.Context, s *scope) (ctrl.Result, bo
 	want, conflict := clusterModules(s.mgrs, s.d.Namespace, modules, choices)
 	if conflict != "" {
 		r.Recorder.Eventf(s.d, nil, corev1.EventTypeWarning, ReasonModulesConflict, "EnableModule", "%s", conflict)
-		s.next.Phase, s.next.LastError = PhaseError, conflict
+		s.next.Phase, s.next.LastError = mgrstatus.PhaseError, conflict
 		return ctrl.Result{}, true, nil
 	}
 	s.want = want
@@ -71,7 +66,7 @@ func (r *Reconciler) chooseModules(_ context.Context, s *scope) (ctrl.Result, bo
 func (r *Reconciler) enableModules(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	if len(s.want) == 0 && len(s.prev.Modules) == 0 {
 		// No module wanted, none to turn off: nothing to ask Ceph.
-		s.next.Phase, s.next.Modules, s.next.Unavailable, s.next.Dashboard = PhaseReady, nil, nil, false
+		s.next.Phase, s.next.Modules, s.next.Unavailable, s.next.Dashboard = mgrstatus.PhaseReady, nil, nil, false
 		return ctrl.Result{}, true, nil
 	}
 	conn, err := r.conn(ctx, s)
@@ -91,13 +86,13 @@ func (r *Reconciler) enableModules(ctx context.Context, s *scope) (ctrl.Result, 
 		return ctrl.Result{}, true, err
 	}
 	if !mgrMap.Available || !mgrMap.Knows(s.id) {
-		s.next.Phase = PhaseWaitingForMgr
+		s.next.Phase = mgrstatus.PhaseWaitingForMgr
 		return ctrl.Result{RequeueAfter: r.WaitForMgr}, true, nil
 	}
 	if err := r.runModulePlan(ctx, s, conn, mgrMap); err != nil {
 		return ctrl.Result{}, true, err
 	}
-	s.next.Phase = PhaseReady
+	s.next.Phase = mgrstatus.PhaseReady
 	return ctrl.Result{}, false, nil
 }
 

@@ -72,7 +72,7 @@ type Options struct {
 	// status.byPod ("" writes none).
 	Pod string
 	// Namespace is the controller's own: where the key that seals its status
-	// lives (Secret StatusKeySecretName), out of Ceph namespace editors' reach.
+	// lives (Secret mgrstatus.KeySecretName), out of Ceph namespace editors' reach.
 	Namespace string
 }
 

@@ -13,15 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
-
-// PhasePending is the phase label of a managed mgr without a status yet.
-const PhasePending Phase = "Pending"
-
-// allPhases are reported even at zero, so that an alert or a dashboard sees
-// a phase emptied rather than a series vanishing.
-var allPhases = []Phase{PhasePending, PhaseWaitingForPod, PhaseWaitingForMgr, PhaseReady, PhaseCephUnavailable, PhaseError}
 
 // phaseCollector reports mgr_bootstrap_mgrs{phase} from the manager's cache
 // at scrape time: counted, never kept, so it cannot drift from the
@@ -34,7 +28,7 @@ type phaseCollector struct {
 	reader  client.Reader
 	elected <-chan struct{}
 	ready   func() bool // the status key is loaded
-	sealed  func(*appsv1.Deployment, Status) bool
+	sealed  func(*appsv1.Deployment, mgrstatus.Status) bool
 	desc    *prometheus.Desc
 }
 
@@ -47,7 +41,7 @@ func init() { metrics.Registry.MustRegister(mgrPhases) }
 // trusting the statuses sealed says the controller wrote; nothing is
 // reported until ready (the status key loaded), rather than every mgr as
 // Pending for a moment.
-func (c *phaseCollector) watch(reader client.Reader, elected <-chan struct{}, ready func() bool, sealed func(*appsv1.Deployment, Status) bool) {
+func (c *phaseCollector) watch(reader client.Reader, elected <-chan struct{}, ready func() bool, sealed func(*appsv1.Deployment, mgrstatus.Status) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reader, c.elected, c.ready, c.sealed = reader, elected, ready, sealed
@@ -71,31 +65,31 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return // a scrape during cache start-up: no sample rather than a wrong one
 	}
-	for _, p := range allPhases {
+	for _, p := range mgrstatus.AllPhases {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[p]), string(p))
 	}
 }
 
-func countPhases(reader client.Reader, sealed func(*appsv1.Deployment, Status) bool) (map[Phase]int, error) {
+func countPhases(reader client.Reader, sealed func(*appsv1.Deployment, mgrstatus.Status) bool) (map[mgrstatus.Phase]int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	list := &appsv1.DeploymentList{}
 	if err := reader.List(ctx, list, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
 		return nil, err
 	}
-	counts := map[Phase]int{}
+	counts := map[mgrstatus.Phase]int{}
 	for i := range list.Items {
 		d := &list.Items[i]
 		if !contract.Managed(d) {
 			continue
 		}
-		s, err := StatusOf(d)
+		s, err := mgrstatus.Of(d)
 		phase := s.Phase
 		switch {
 		case err != nil:
-			phase = PhaseError
+			phase = mgrstatus.PhaseError
 		case phase == "" || !sealed(d, s):
-			phase = PhasePending
+			phase = mgrstatus.PhasePending
 		}
 		counts[phase]++
 	}

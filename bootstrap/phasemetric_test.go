@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -35,22 +36,22 @@ func TestCountPhases(t *testing.T) {
 		mgr("d", `{"phase":"CephUnavailable"}`, nil), mgr("e", `{garbled`, nil),
 		mgr("f", `{"phase":"Error"}`, map[string]string{contract.LabelManaged: "false"}), other,
 	).Build()
-	all := func(*appsv1.Deployment, Status) bool { return true }
+	all := func(*appsv1.Deployment, mgrstatus.Status) bool { return true }
 	got, err := countPhases(cl, all)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[Phase]int{PhaseReady: 2, PhasePending: 1, PhaseCephUnavailable: 1, PhaseError: 1}
+	want := map[mgrstatus.Phase]int{mgrstatus.PhaseReady: 2, mgrstatus.PhasePending: 1, mgrstatus.PhaseCephUnavailable: 1, mgrstatus.PhaseError: 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("counts %v, want %v", got, want)
 	}
 
 	// A status the controller did not seal is Pending, whatever it claims.
-	notB := func(d *appsv1.Deployment, _ Status) bool { return d.Name != contract.DeploymentName("b") }
+	notB := func(d *appsv1.Deployment, _ mgrstatus.Status) bool { return d.Name != contract.DeploymentName("b") }
 	if got, err = countPhases(cl, notB); err != nil {
 		t.Fatal(err)
 	}
-	want = map[Phase]int{PhaseReady: 1, PhasePending: 2, PhaseCephUnavailable: 1, PhaseError: 1}
+	want = map[mgrstatus.Phase]int{mgrstatus.PhaseReady: 1, mgrstatus.PhasePending: 2, mgrstatus.PhaseCephUnavailable: 1, mgrstatus.PhaseError: 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("with b's status unsealed: counts %v, want %v", got, want)
 	}

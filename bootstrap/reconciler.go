@@ -11,7 +11,6 @@ package bootstrap
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -38,18 +38,11 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 	Options
 
-	// written holds, per Deployment (by UID: a Deployment deleted and created
-	// again under its name starts over), the generation of our last status
-	// write. A cached Deployment older than that is a stale cache, not news:
-	// acting on it would repeat ceph writes already done.
-	written sync.Map // types.UID -> int64
 	// Clusters is each Ceph cluster's connection, breaker, retry clock and
 	// module lock (bootstrap/cluster); Ceph is its guarded Ceph.
 	Clusters *cluster.Cache
-	// seal proves which statuses the controller wrote; lastGood is, per
-	// Deployment, the status it last wrote or verified (seal.go).
-	seal     *sealer
-	lastGood sync.Map // types.UID -> Status
+	// status reads and writes the statuses, sealed (bootstrap/mgrstatus).
+	status *mgrstatus.Store
 	// unknownCommandWindow overrides UnknownCommandWindow (tests).
 	unknownCommandWindow time.Duration
 }
@@ -83,19 +76,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	log := logf.FromContext(ctx).WithValues("mgr", id)
 	ctx = logf.IntoContext(ctx, log)
-	if g, ok := r.written.Load(d.UID); ok && d.Generation < g.(int64) {
+	if g, behind := r.status.Behind(d); behind {
 		// Our own status writes bring no event (the predicate drops them),
 		// and this request may stand for a pending retry: look again shortly.
 		log.V(1).Info("cache behind our last status write; looking again shortly", "cached", d.Generation, "written", g)
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if contract.LeftAlone(d) {
-		r.written.Delete(d.UID)
-		r.lastGood.Delete(d.UID)
+		r.status.Forget(d.UID)
 		return ctrl.Result{}, r.letGo(ctx, d)
 	}
-	if !r.seal.ready() {
-		// The status cannot be told from a forgery yet (seal.go), and the
+	if !r.status.Ready() {
+		// The status cannot be told from a forgery yet (mgrstatus), and the
 		// finalizer needs it too (which keys are ours). A deletion is not
 		// held past --finalizer-timeout for it: the key is kept, and said so.
 		if d.DeletionTimestamp != nil && time.Since(d.DeletionTimestamp.Time) >= r.FinalizerTimeout {
@@ -105,8 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if d.DeletionTimestamp != nil {
-		r.written.Delete(d.UID) // no status is written from here on
-		r.lastGood.Delete(d.UID)
+		r.status.Forget(d.UID) // no status is written from here on
 		if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 			return ctrl.Result{}, nil
 		}
@@ -171,7 +162,7 @@ func (r *Reconciler) addFinalizer(ctx context.Context, d *appsv1.Deployment) err
 // the modules the cluster wants and its ports set: it costs no ceph call.
 func (r *Reconciler) atRest(_ context.Context, s *scope) (ctrl.Result, bool, error) {
 	st := s.prev
-	rest := st.Phase == PhaseReady && st.ObservedGeneration == s.d.Generation && slices.Equal(st.wanted(), sortedCopy(s.want)) && st.portsSet(s.d)
+	rest := st.Phase == mgrstatus.PhaseReady && st.ObservedGeneration == s.d.Generation && slices.Equal(st.Covered(), sortedCopy(s.want)) && portsSet(st, s.d)
 	return ctrl.Result{}, rest, nil
 }
 
@@ -184,7 +175,7 @@ func (r *Reconciler) waitForPod(ctx context.Context, s *scope) (ctrl.Result, boo
 		return ctrl.Result{}, true, err
 	}
 	if !podReady(pods.Items) {
-		s.next.Phase = PhaseWaitingForPod
+		s.next.Phase = mgrstatus.PhaseWaitingForPod
 		return ctrl.Result{}, true, nil
 	}
 	return ctrl.Result{}, false, nil

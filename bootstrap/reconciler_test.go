@@ -45,8 +45,8 @@ func TestStaleCacheGuard(t *testing.T) {
 			d.Finalizers = []string{contract.FinalizerCephxKey}
 			cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(d).Build()
 			rec := events.NewFakeRecorder(4)
-			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec}
-			r.written.Store(d.UID, int64(written))
+			r := &Reconciler{Client: cl, APIReader: cl, Recorder: rec, status: testStore(cl)}
+			wroteAt(t, r.status, d, written)
 			res, err := r.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
 			if err != nil {
 				t.Fatal(err)

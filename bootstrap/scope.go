@@ -7,9 +7,11 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -22,9 +24,9 @@ type scope struct {
 	// mgrs are the namespace's mgr Deployments (from the cache, listed once
 	// by listMgrs).
 	mgrs []appsv1.Deployment
-	// prev is the status the controller may act on (readStatus); next is
+	// prev is the status the controller may act on (mgrstatus.Store.Read); next is
 	// the one the steps build, written once when the reconcile ends (writeStatus).
-	prev, next Status
+	prev, next mgrstatus.Status
 	// want is the cluster's module set (chooseModules).
 	want []string
 	// removeKeys are the cephx keys a deleted mgr takes with it (decideKey).
@@ -38,7 +40,13 @@ type scope struct {
 
 // newScope starts the scope of a reconcile of mgr id: the verified status.
 func (r *Reconciler) newScope(d *appsv1.Deployment, id string) *scope {
-	s := &scope{d: d, id: id, prev: r.readStatus(d)}
+	prev, forged := r.status.Read(d)
+	if forged {
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonStatusForged, "Bootstrap",
+			"annotation %s was not written by the controller (its seal does not verify, or it is not the status last written): ignored and rewritten; only the controller writes it",
+			contract.AnnotationBootstrapStatus)
+	}
+	s := &scope{d: d, id: id, prev: prev}
 	s.next = s.prev
 	s.next.LastError, s.next.ObservedGeneration = "", d.Generation
 	return s

@@ -34,6 +34,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/roles"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/policy"
@@ -108,13 +109,13 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 		Recorder:  mgr.GetEventRecorder(contract.ControllerName),
 		Options:   o,
 		Clusters:  cluster.New(mgr.GetAPIReader(), cephClient, o.MonNetworks, o.CephRetryMax),
-		seal:      &sealer{},
 	}
 	r.Ceph = r.Clusters.Ceph()
+	r.status = &mgrstatus.Store{Client: r.Client, Reader: r.APIReader, Wrote: apiWrites.Inc}
 	if err := r.SetupWithManager(mgr, maxConcurrent); err != nil {
 		return err
 	}
-	if err := mgr.Add(&statusKeyLoader{client: mgr.GetClient(), reader: mgr.GetAPIReader(), namespace: o.Namespace, s: r.seal}); err != nil {
+	if err := mgr.Add(r.status.KeyLoader(o.Namespace)); err != nil {
 		return err
 	}
 	if err := mgr.Add(&roles.Watcher{Client: r.Client, Recorder: r.Recorder, Clusters: r.Clusters,
@@ -137,7 +138,7 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 			return err
 		}
 	}
-	mgrPhases.watch(mgr.GetCache(), mgr.Elected(), r.seal.ready, r.sealedStatus)
+	mgrPhases.watch(mgr.GetCache(), mgr.Elected(), r.status.Ready, r.status.Sealed)
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Mutation testing: every mutant of mutate/, webhook/, certs/, inject/,
-# bootstrap/ and its audit/, cluster/, roles/ and ceph/ (the pure core, the
+# bootstrap/ and its audit/, cluster/, roles/, mgrstatus/ and ceph/ (the pure core, the
 # admission handlers, the certificate rotation, mgrctl's core, the
-# controller, its policy audit, its cluster cache, its role labels, its ceph
+# controller, its policy audit, its cluster cache, its role labels, its status store, its ceph
 # CLI runner)
 # is run against that package's unit tests; the run fails when fewer than
 # MUTATION_THRESHOLD percent of the covered mutants are killed, per package.
@@ -25,7 +25,7 @@ threshold=${MUTATION_THRESHOLD:-90}
 cross_check=()
 [[ -z ${MUTATION_CROSS_CHECK:-} ]] || cross_check=(-cross-check)
 status=0
-read -r -a pkgs <<< "${MUTATION_PACKAGES:-./mutate ./webhook ./certs ./inject ./bootstrap ./bootstrap/audit ./bootstrap/cluster ./bootstrap/roles ./bootstrap/ceph manifests}"
+read -r -a pkgs <<< "${MUTATION_PACKAGES:-./mutate ./webhook ./certs ./inject ./bootstrap ./bootstrap/audit ./bootstrap/cluster ./bootstrap/roles ./bootstrap/mgrstatus ./bootstrap/ceph manifests}"
 # The shipped YAML: every one-token change of a rule must fail a test that
 # reads it, or be listed in test/cmd/manifest-mutants/equivalent.txt with its
 # reason (the tool fails otherwise). The chart is rendered for the Kubernetes

@@ -28,6 +28,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
@@ -293,8 +294,8 @@ func waitReady(ctx context.Context, cl client.Client, n int, timeout time.Durati
 		ready := 0
 		behind = behind[:0]
 		for _, d := range list.Items {
-			st, err := bootstrap.StatusOf(&d)
-			if err == nil && st.Phase == bootstrap.PhaseReady {
+			st, err := mgrstatus.Of(&d)
+			if err == nil && st.Phase == mgrstatus.PhaseReady {
 				ready++
 			} else if len(behind) < 5 {
 				behind = append(behind, fmt.Sprintf("%s/%s in phase %q (%s)", d.Namespace, d.Name, st.Phase, st.LastError))

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/certs"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
@@ -146,32 +147,32 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 // bootstrapStatus says what the controller's status annotation on d says,
 // only when the controller's seal on it verifies: anyone who may edit the
 // Deployment may write the annotation. The seal's key is in Secret
-// bootstrap.StatusKeySecretName of the install's namespace; a user who may
+// mgrstatus.KeySecretName of the install's namespace; a user who may
 // not read it is told the phase is unverified, not shown it as fact. An
 // unsealed phase is quoted: anyone who may edit the Deployment wrote it.
 func (s *session) bootstrapStatus(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment) finding {
-	st, err := bootstrap.StatusOf(d)
+	st, err := mgrstatus.Of(d)
 	switch {
 	case err != nil:
 		return finding{false, fmt.Sprintf("bootstrap status: %v", err)}
 	case st.Phase == "":
 		return finding{false, fmt.Sprintf("no bootstrap status yet: is mgr-bootstrap running (kubectl -n %s get pods -l app.kubernetes.io/name=mgr-bootstrap)?", s.installNamespace)}
 	}
-	sec, err := cs.CoreV1().Secrets(s.installNamespace).Get(ctx, bootstrap.StatusKeySecretName, metav1.GetOptions{})
+	sec, err := cs.CoreV1().Secrets(s.installNamespace).Get(ctx, mgrstatus.KeySecretName, metav1.GetOptions{})
 	sealed := false
 	if err == nil {
-		sealed, err = bootstrap.SealedBy(sec, d.UID, st)
+		sealed, err = mgrstatus.SealedBy(sec, d.UID, st)
 	}
 	switch {
 	case err != nil:
 		return finding{false, fmt.Sprintf("bootstrap phase %q is unverified: the annotation says so, and only the controller's seal, checked with Secret %s/%s, tells its status from one an editor wrote (%v); run check as someone who may get that Secret",
-			st.Phase, s.installNamespace, bootstrap.StatusKeySecretName, err)}
+			st.Phase, s.installNamespace, mgrstatus.KeySecretName, err)}
 	case !sealed:
 		return finding{false, fmt.Sprintf("bootstrap status not sealed by the controller: someone else wrote annotation %s (it says phase %q); the controller ignores it and writes its own on its next pass (kubectl describe deploy -n %s %s shows a %s Event)",
 			contract.AnnotationBootstrapStatus, st.Phase, d.Namespace, d.Name, bootstrap.ReasonStatusForged)}
 	case st.ObservedGeneration < d.Generation:
 		return finding{false, fmt.Sprintf("bootstrap status sealed by the controller for generation %d, the Deployment is at %d: the controller has not seen the last change yet (phase %s then)", st.ObservedGeneration, d.Generation, st.Phase)}
-	case st.Phase == bootstrap.PhaseReady:
+	case st.Phase == mgrstatus.PhaseReady:
 		return finding{true, fmt.Sprintf("bootstrap phase Ready, sealed by the controller (modules %s)", strings.Join(st.Modules, ", "))}
 	default:
 		return finding{false, fmt.Sprintf("bootstrap phase %s, sealed by the controller: %s (kubectl describe deploy -n %s %s shows the Events)", st.Phase, st.LastError, d.Namespace, d.Name)}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
@@ -59,19 +59,19 @@ func deployment(t *testing.T, ns, name string) *appsv1.Deployment {
 	return d
 }
 
-func waitReady(t *testing.T, ns, name string) bootstrap.Status {
+func waitReady(t *testing.T, ns, name string) mgrstatus.Status {
 	t.Helper()
-	var st bootstrap.Status
+	var st mgrstatus.Status
 	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		d := &appsv1.Deployment{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
 			return false, nil
 		}
 		var err error
-		if st, err = bootstrap.StatusOf(d); err != nil {
+		if st, err = mgrstatus.Of(d); err != nil {
 			return false, err
 		}
-		return st.Phase == bootstrap.PhaseReady, nil
+		return st.Phase == mgrstatus.PhaseReady, nil
 	})
 	if err != nil {
 		t.Fatalf("%s/%s never bootstrapped; last status %+v", ns, name, st)

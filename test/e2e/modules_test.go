@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
@@ -73,7 +74,7 @@ func cephCalls(t *testing.T, command string) float64 {
 // bothSettled waits until mgrs a and b have status phase and, when with is
 // set, a status it accepts: an annotation changes no generation, so a
 // phase alone may be the one from before the change.
-func bothSettled(t *testing.T, ns string, phase bootstrap.Phase, timeout time.Duration, with func(bootstrap.Status) bool) {
+func bothSettled(t *testing.T, ns string, phase mgrstatus.Phase, timeout time.Duration, with func(mgrstatus.Status) bool) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		for _, id := range []string{"a", "b"} {
@@ -81,7 +82,7 @@ func bothSettled(t *testing.T, ns string, phase bootstrap.Phase, timeout time.Du
 			if env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.DeploymentName(id)}, d) != nil {
 				return false, nil
 			}
-			if st, _ := bootstrap.StatusOf(d); st.Phase != phase || st.ObservedGeneration != d.Generation || (with != nil && !with(st)) {
+			if st, _ := mgrstatus.Of(d); st.Phase != phase || st.ObservedGeneration != d.Generation || (with != nil && !with(st)) {
 				return false, nil
 			}
 		}
@@ -101,7 +102,7 @@ func bothSettled(t *testing.T, ns string, phase bootstrap.Phase, timeout time.Du
 func clusterModules(t *testing.T, ns string) {
 	disables, enables := cephCalls(t, "mgr module disable"), cephCalls(t, "mgr module enable")
 	annotate(t, ns, "a", "orchestrator_cli,rook,prometheus")
-	bothSettled(t, ns, bootstrap.PhaseReady, 2*time.Minute, func(st bootstrap.Status) bool { return !slices.Contains(st.Modules, "dashboard") })
+	bothSettled(t, ns, mgrstatus.PhaseReady, 2*time.Minute, func(st mgrstatus.Status) bool { return !slices.Contains(st.Modules, "dashboard") })
 	time.Sleep(6 * time.Second) // a resync or role pass meanwhile must not disable again
 	if on := enabled(t, ns); slices.Contains(on, "dashboard") || !slices.Contains(on, "prometheus") {
 		t.Errorf("enabled modules after removing dashboard from the cluster's set: %v", on)
@@ -115,7 +116,7 @@ func clusterModules(t *testing.T, ns string) {
 	// A conflicting annotation: reported on both mgrs, nothing changed.
 	before, beforeEnables := cephCalls(t, "mgr module disable"), cephCalls(t, "mgr module enable")
 	annotate(t, ns, "b", "prometheus")
-	bothSettled(t, ns, bootstrap.PhaseError, time.Minute, nil)
+	bothSettled(t, ns, mgrstatus.PhaseError, time.Minute, nil)
 	for _, id := range []string{"a", "b"} {
 		evs := &eventsv1.EventList{}
 		if err := env.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
@@ -136,7 +137,7 @@ func clusterModules(t *testing.T, ns string) {
 	// Back to the defaults: dashboard on again, once.
 	annotate(t, ns, "b", "-")
 	annotate(t, ns, "a", "-")
-	bothSettled(t, ns, bootstrap.PhaseReady, 3*time.Minute, func(st bootstrap.Status) bool { return slices.Contains(st.Modules, "dashboard") })
+	bothSettled(t, ns, mgrstatus.PhaseReady, 3*time.Minute, func(st mgrstatus.Status) bool { return slices.Contains(st.Modules, "dashboard") })
 	if on := enabled(t, ns); !slices.Contains(on, "dashboard") {
 		t.Errorf("dashboard not enabled again with the defaults: %v", on)
 	}

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -358,20 +359,20 @@ func TestControllerKilledMidBootstrap(t *testing.T) {
 	})
 	// Mid-bootstrap: the keyring is made, the pod not yet Ready (its init
 	// containers and the mgr's start take seconds).
-	var st bootstrap.Status
+	var st mgrstatus.Status
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		d := &appsv1.Deployment{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
 			return false, nil
 		}
 		var err error
-		st, err = bootstrap.StatusOf(d)
-		return err == nil && st.Phase != "" && st.Phase != bootstrap.PhasePending, nil
+		st, err = mgrstatus.Of(d)
+		return err == nil && st.Phase != "" && st.Phase != mgrstatus.PhasePending, nil
 	})
 	if err != nil {
 		t.Fatalf("the bootstrap of %s never started: %+v", name, st)
 	}
-	if st.Phase == bootstrap.PhaseReady {
+	if st.Phase == mgrstatus.PhaseReady {
 		t.Fatalf("the bootstrap of %s was done before it could be interrupted (%+v)", name, st)
 	}
 	lease := &coordinationv1.Lease{}

@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 )
 
 // undecodableKeyMgr makes a Ceph namespace whose admin keyring holds a key
@@ -72,7 +72,7 @@ func undecodableKeyMgr(t *testing.T) string {
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rook-ceph-mgr-a"}, d); err != nil {
 			return false, nil
 		}
-		st, _ := bootstrap.StatusOf(d)
+		st, _ := mgrstatus.Of(d)
 		last = st.LastError
 		return strings.Contains(st.LastError, "val=<redacted>"), nil
 	})

@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/localcluster"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
@@ -89,13 +89,13 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	fmt.Fprintf(out, "\n==> what the webhook added (applied -> stored; API-server bookkeeping left out)\n%s", diff)
 
 	fmt.Fprintln(out, "\n==> waiting for the mgr pod (kwok plays the kubelet) and the bootstrap controller")
-	last := bootstrap.Phase("")
+	last := mgrstatus.Phase("")
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		d := &appsv1.Deployment{}
 		if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
 			return false, nil
 		}
-		st, err := bootstrap.StatusOf(d)
+		st, err := mgrstatus.Of(d)
 		if err != nil {
 			return false, err
 		}
@@ -103,7 +103,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 			fmt.Fprintf(out, "    phase %s\n", st.Phase)
 			last = st.Phase
 		}
-		return st.Phase == bootstrap.PhaseReady, nil
+		return st.Phase == mgrstatus.PhaseReady, nil
 	})
 	if err != nil {
 		return fmt.Errorf("the mgr was not bootstrapped: %w (logs in %s)", err, c.WorkDir)
@@ -185,13 +185,13 @@ func failover(ctx context.Context, c *localcluster.Cluster, root string, out io.
 		if c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.DeploymentName("b")}, d) != nil {
 			return false
 		}
-		st, _ := bootstrap.StatusOf(d)
+		st, _ := mgrstatus.Of(d)
 		for _, pair := range [][2]string{{"a", "b"}, {"b", "a"}} {
 			if roleOf(ctx, pair[0]) == contract.RoleActive && roleOf(ctx, pair[1]) == contract.RoleStandby {
 				active, standby = pair[0], pair[1]
 			}
 		}
-		return st.Phase == bootstrap.PhaseReady && active != ""
+		return st.Phase == mgrstatus.PhaseReady && active != ""
 	}); err != nil {
 		return err
 	}

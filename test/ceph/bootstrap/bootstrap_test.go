@@ -26,6 +26,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
@@ -70,7 +71,7 @@ func TestMgrBootstrap(t *testing.T) {
 	}
 
 	// No pod yet: the modules wait.
-	waitPhase(t, nsMain, d.Name, bootstrap.PhaseWaitingForPod, 20*time.Second)
+	waitPhase(t, nsMain, d.Name, mgrstatus.PhaseWaitingForPod, 20*time.Second)
 	for _, m := range []string{"prometheus", "dashboard", "rook"} {
 		if enabledModules(t, c)[m] {
 			t.Fatalf("module %s enabled before the mgr pod was Ready", m)
@@ -79,7 +80,7 @@ func TestMgrBootstrap(t *testing.T) {
 
 	// One replica: kwok makes the pod Ready and the modules follow.
 	scale(t, nsMain, d.Name, 1)
-	st := waitPhase(t, nsMain, d.Name, bootstrap.PhaseReady, 4*time.Minute)
+	st := waitPhase(t, nsMain, d.Name, mgrstatus.PhaseReady, 4*time.Minute)
 	eventually(t, 20*time.Second, "mgr a's pod labelled mgr_role=active", func(ctx context.Context) (bool, error) {
 		pods := &corev1.PodList{}
 		if err := k8s.List(ctx, pods, client.InNamespace(nsMain), client.MatchingLabels{"mgr": "a", "mgr_role": "active"}); err != nil {
@@ -297,7 +298,7 @@ func TestForeignKeyLeftAsItIs(t *testing.T) {
 	if !strings.Contains(msg, "ceph auth rm mgr.f") || !strings.Contains(msg, "adoptExistingKeys") {
 		t.Errorf("KeyNotOwned %q names neither way out", msg)
 	}
-	if s := waitPhase(t, nsForeign, d.Name, bootstrap.PhaseError, 10*time.Second); s.KeyOwned {
+	if s := waitPhase(t, nsForeign, d.Name, mgrstatus.PhaseError, 10*time.Second); s.KeyOwned {
 		t.Errorf("status records a foreign key as ours: %+v", s)
 	}
 	if err := get(ctx, nsForeign, contract.KeyringSecretName("f"), &corev1.Secret{}); !apierrors.IsNotFound(err) {
@@ -406,7 +407,7 @@ func TestUnreachableCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEvent(t, nsDown, d.Name, bootstrap.ReasonCephUnavailable, 30*time.Second)
-	st := waitPhase(t, nsDown, d.Name, bootstrap.PhaseCephUnavailable, 10*time.Second)
+	st := waitPhase(t, nsDown, d.Name, mgrstatus.PhaseCephUnavailable, 10*time.Second)
 	if !strings.Contains(st.LastError, "unreachable") {
 		t.Errorf("lastError %q", st.LastError)
 	}
@@ -462,7 +463,7 @@ func TestTwoClustersKeptApart(t *testing.T) {
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	st := waitPhase(t, nsEast, d.Name, bootstrap.PhaseReady, 2*time.Minute)
+	st := waitPhase(t, nsEast, d.Name, mgrstatus.PhaseReady, 2*time.Minute)
 	secret := &corev1.Secret{}
 	if err := get(ctx, nsEast, "rook-ceph-mgr-a-keyring", secret); err != nil {
 		t.Fatal(err)

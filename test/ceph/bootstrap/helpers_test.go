@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
@@ -77,7 +77,7 @@ func readyMgr(t *testing.T, ns, id string, anns map[string]string) string {
 	case d.Spec.Replicas != nil && *d.Spec.Replicas == 0:
 		scale(t, ns, name, 1)
 	}
-	waitPhase(t, ns, name, bootstrap.PhaseReady, 4*time.Minute)
+	waitPhase(t, ns, name, mgrstatus.PhaseReady, 4*time.Minute)
 	return name
 }
 
@@ -98,22 +98,22 @@ func get(ctx context.Context, ns, name string, o client.Object) error {
 	return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, o)
 }
 
-func status(t *testing.T, ns, name string) bootstrap.Status {
+func status(t *testing.T, ns, name string) mgrstatus.Status {
 	t.Helper()
 	d := &appsv1.Deployment{}
 	if err := get(context.Background(), ns, name, d); err != nil {
 		t.Fatal(err)
 	}
-	s, err := bootstrap.StatusOf(d)
+	s, err := mgrstatus.Of(d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func waitPhase(t *testing.T, ns, name string, phase bootstrap.Phase, timeout time.Duration) bootstrap.Status {
+func waitPhase(t *testing.T, ns, name string, phase mgrstatus.Phase, timeout time.Duration) mgrstatus.Status {
 	t.Helper()
-	var s bootstrap.Status
+	var s mgrstatus.Status
 	eventually(t, timeout, "phase "+string(phase), func(context.Context) (bool, error) {
 		s = status(t, ns, name)
 		return s.Phase == phase, nil

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
@@ -57,7 +58,7 @@ func TestCephMonOutage(t *testing.T) {
 	if err := k8s.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(t, ns, d.Name, bootstrap.PhaseCephUnavailable, outage)
+	waitPhase(t, ns, d.Name, mgrstatus.PhaseCephUnavailable, outage)
 	waitEvent(t, ns, d.Name, bootstrap.ReasonCephUnavailable, outage)
 	time.Sleep(time.Until(down.Add(outage)))
 	during := calls() - before
@@ -87,7 +88,7 @@ func TestCephMonOutage(t *testing.T) {
 		if closed.IsZero() && metric(t, "mgr_bootstrap_clusters_unreachable", nil) < unreachable {
 			closed = time.Now()
 		}
-		if p := status(t, ns, d.Name).Phase; p != bootstrap.PhaseCephUnavailable && p != "" {
+		if p := status(t, ns, d.Name).Phase; p != mgrstatus.PhaseCephUnavailable && p != "" {
 			reached = max(time.Since(answers), 0)
 			if !closed.IsZero() {
 				afterClosed = time.Since(closed)
@@ -96,7 +97,7 @@ func TestCephMonOutage(t *testing.T) {
 		}
 		return false, nil
 	})
-	waitPhase(t, ns, d.Name, bootstrap.PhaseReady, 40*time.Second)
+	waitPhase(t, ns, d.Name, mgrstatus.PhaseReady, 40*time.Second)
 	recovered := time.Since(back)
 	key, err := c.GetKey(ctx, "mgr.a")
 	if err != nil || key == "" {

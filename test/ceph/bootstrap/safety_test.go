@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
@@ -58,7 +59,7 @@ func TestDuplicateNeverTouchesTheLiveKey(t *testing.T) {
 	if !strings.Contains(note, live) || !strings.Contains(note, "neither adopts nor changes") {
 		t.Errorf("%s Event %q does not name the owner %s", bootstrap.ReasonNotOwned, note, live)
 	}
-	if st := waitPhase(t, nsMain, dup.Name, bootstrap.PhaseError, 10*time.Second); !strings.Contains(st.LastError, live) {
+	if st := waitPhase(t, nsMain, dup.Name, mgrstatus.PhaseError, 10*time.Second); !strings.Contains(st.LastError, live) {
 		t.Errorf("duplicate's lastError %q", st.LastError)
 	}
 
@@ -87,7 +88,7 @@ func TestDuplicateNeverTouchesTheLiveKey(t *testing.T) {
 			assertAmongOwners(t, svc.OwnerReferences, live)
 		}
 	}
-	if s := status(t, nsMain, live); s.Phase != bootstrap.PhaseReady || !mgrPodReady(t, nsMain, "a") {
+	if s := status(t, nsMain, live); s.Phase != mgrstatus.PhaseReady || !mgrPodReady(t, nsMain, "a") {
 		t.Errorf("mgr a: phase %s, pod Ready %v", s.Phase, mgrPodReady(t, nsMain, "a"))
 	}
 }
@@ -204,7 +205,7 @@ func TestDashboardPasswordSecretWithoutPassword(t *testing.T) {
 	if !strings.Contains(note, contract.DashboardPasswordSecretName) || !strings.Contains(note, `without key "password"`) {
 		t.Errorf("Event %q does not name the Secret and the missing key", note)
 	}
-	st := waitPhase(t, nsEast, name, bootstrap.PhaseError, 10*time.Second)
+	st := waitPhase(t, nsEast, name, mgrstatus.PhaseError, 10*time.Second)
 	if !strings.Contains(st.LastError, contract.DashboardPasswordSecretName) {
 		t.Errorf("lastError %q", st.LastError)
 	}
@@ -224,7 +225,7 @@ func TestDashboardPasswordSecretWithoutPassword(t *testing.T) {
 	if err := k8s.Patch(ctx, pw, p); err != nil {
 		t.Fatal(err)
 	}
-	if st := waitPhase(t, nsEast, name, bootstrap.PhaseReady, 2*time.Minute); !st.Dashboard {
+	if st := waitPhase(t, nsEast, name, mgrstatus.PhaseReady, 2*time.Minute); !st.Dashboard {
 		t.Errorf("status %+v: dashboard not configured after the password was added", st)
 	}
 }

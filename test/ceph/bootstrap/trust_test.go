@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
@@ -60,7 +61,7 @@ func TestForgedStatusSteersNoCephWrite(t *testing.T) {
 	real := status(t, nsMain, name)
 	forged := real
 	forged.Modules = append(slices.Clone(real.Modules), victims...)
-	forged.Phase, forged.MetricsPort, forged.DashboardPort, forged.Seal = bootstrap.PhaseReady, 1, 2, ""
+	forged.Phase, forged.MetricsPort, forged.DashboardPort, forged.Seal = mgrstatus.PhaseReady, 1, 2, ""
 	raw, err := json.Marshal(forged)
 	if err != nil {
 		t.Fatal(err)
@@ -97,9 +98,9 @@ func TestForgedPhaseIsNotCounted(t *testing.T) {
 	ctx := t.Context()
 	name := readyMgr(t, nsMain, "a", nil)
 	phases := func() (ready, pending, failed float64) {
-		return metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(bootstrap.PhaseReady)}),
-			metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(bootstrap.PhasePending)}),
-			metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(bootstrap.PhaseError)})
+		return metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(mgrstatus.PhaseReady)}),
+			metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(mgrstatus.PhasePending)}),
+			metric(t, "mgr_bootstrap_mgrs", map[string]string{"phase": string(mgrstatus.PhaseError)})
 	}
 	ready, pending, failed := phases()
 	if ready < 1 {
@@ -110,7 +111,7 @@ func TestForgedPhaseIsNotCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	forged := status(t, nsMain, name)
-	forged.Phase = bootstrap.PhaseError // the seal, copied, no longer matches
+	forged.Phase = mgrstatus.PhaseError // the seal, copied, no longer matches
 	raw, err := json.Marshal(forged)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func TestForgedPhaseIsNotCounted(t *testing.T) {
 	}
 	eventually(t, 20*time.Second, "the status rewritten and counted Ready", func(context.Context) (bool, error) {
 		r, _, _ := phases()
-		return r == ready && status(t, nsMain, name).Phase == bootstrap.PhaseReady, nil
+		return r == ready && status(t, nsMain, name).Phase == mgrstatus.PhaseReady, nil
 	})
 }
 
@@ -276,12 +277,12 @@ func TestModuleAnAdministratorTurnedOnStaysOn(t *testing.T) {
 		}
 		eventually(t, 3*time.Minute, "Ready with modules "+modules, func(context.Context) (bool, error) {
 			s := status(t, ns, d.Name)
-			return s.Phase == bootstrap.PhaseReady && strings.Join(s.Modules, ",") == modules, nil
+			return s.Phase == mgrstatus.PhaseReady && strings.Join(s.Modules, ",") == modules, nil
 		})
 	}
 	eventually(t, 3*time.Minute, "Ready with prometheus", func(context.Context) (bool, error) {
 		s := status(t, ns, d.Name)
-		return s.Phase == bootstrap.PhaseReady && slices.Equal(s.Modules, []string{"prometheus"}), nil
+		return s.Phase == mgrstatus.PhaseReady && slices.Equal(s.Modules, []string{"prometheus"}), nil
 	})
 	// prometheus is now among the mgr's modules (its status), but the
 	// controller did not turn it on.
@@ -325,7 +326,7 @@ func TestMonHostOutsideTheMonNetworks(t *testing.T) {
 			t.Errorf("MonHostRefused Event %q does not name %q", note, want)
 		}
 	}
-	waitPhase(t, nsFar, d.Name, bootstrap.PhaseError, 30*time.Second)
+	waitPhase(t, nsFar, d.Name, mgrstatus.PhaseError, 30*time.Second)
 	if st := status(t, nsFar, d.Name); !strings.Contains(st.LastError, farMon) {
 		t.Errorf("lastError %q does not name the refused mon", st.LastError)
 	}

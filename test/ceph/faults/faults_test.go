@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/localcluster"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
@@ -109,13 +110,13 @@ func apply(t *testing.T, namespace, id string) error {
 	return nil
 }
 
-func statusOf(t *testing.T, namespace, id string) bootstrap.Status {
+func statusOf(t *testing.T, namespace, id string) mgrstatus.Status {
 	t.Helper()
 	d := &appsv1.Deployment{}
 	if err := lc.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "rook-ceph-mgr-" + id}, d); err != nil {
 		t.Fatal(err)
 	}
-	st, err := bootstrap.StatusOf(d)
+	st, err := mgrstatus.Of(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 	lc.Bootstrap(lead).Kill()
 	killed := time.Now()
 	onAtKill := enabledModules(t)
-	if st := statusOf(t, ns, "a"); st.Phase == bootstrap.PhaseReady {
+	if st := statusOf(t, ns, "a"); st.Phase == mgrstatus.PhaseReady {
 		t.Fatalf("the module run ended before the kill (status %+v): the kill must come mid-run", st)
 	}
 	if idle != (work{}) {
@@ -207,10 +208,10 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 		t.Fatalf("replica %d leads after the kill; want the standby %d", got, standby)
 	}
 	takeover := time.Since(killed)
-	var st bootstrap.Status
+	var st mgrstatus.Status
 	await.For(t, 2*time.Minute, "mgr a Ready after the hand-over", func() bool {
 		st = statusOf(t, ns, "a")
-		return st.Phase == bootstrap.PhaseReady
+		return st.Phase == mgrstatus.PhaseReady
 	})
 	ready := time.Since(killed)
 	after := workOf(t, standby)
@@ -279,7 +280,7 @@ func TestLeaderKilledMidModuleEnable(t *testing.T) {
 func TestGracefulHandOver(t *testing.T) {
 	defer logsOnFailure(t)
 	ctx := t.Context()
-	if st := statusOf(t, ns, "a"); st.Phase != bootstrap.PhaseReady {
+	if st := statusOf(t, ns, "a"); st.Phase != mgrstatus.PhaseReady {
 		t.Fatalf("mgr a not bootstrapped (status %+v); TestLeaderKilledMidModuleEnable runs first", st)
 	}
 	lead := leader(t, time.Minute)
@@ -358,7 +359,7 @@ func TestAPIServerRestart(t *testing.T) {
 	if err := apply(t, ns, "b"); err != nil {
 		t.Fatal(err)
 	}
-	await.For(t, 2*time.Minute, "mgr b Ready", func() bool { return statusOf(t, ns, "b").Phase == bootstrap.PhaseReady })
+	await.For(t, 2*time.Minute, "mgr b Ready", func() bool { return statusOf(t, ns, "b").Phase == mgrstatus.PhaseReady })
 	ready := time.Since(back)
 	t.Logf("kube-apiserver down %s; after it answered: a mgr in a new namespace admitted after %s (%d attempts), its keyring after %s; mgr b Ready after %s",
 		down.Round(100*time.Millisecond), admitted.Round(100*time.Millisecond), attempts, keyed.Round(100*time.Millisecond), ready.Round(100*time.Millisecond))

@@ -47,7 +47,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
@@ -492,7 +492,7 @@ type mgrState struct {
 	sets       []string // ReplicaSet names
 	keyring    string
 	cephKey    string
-	status     bootstrap.Status
+	status     mgrstatus.Status
 }
 
 func (c *cluster) state(id string) mgrState {
@@ -501,7 +501,7 @@ func (c *cluster) state(id string) mgrState {
 	if err := c.k8s.Get(c.ctx, client.ObjectKey{Namespace: cephNamespace, Name: "rook-ceph-mgr-" + id}, d); err != nil {
 		c.t.Fatal(err)
 	}
-	st, err := bootstrap.StatusOf(d)
+	st, err := mgrstatus.Of(d)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -555,7 +555,7 @@ func (c *cluster) applyMgr(manifest []byte) {
 // generation, with its pod Ready.
 func (c *cluster) waitReady(id string) {
 	c.t.Helper()
-	var st bootstrap.Status
+	var st mgrstatus.Status
 	var podReady bool
 	err := wait.PollUntilContextTimeout(c.ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		d := &appsv1.Deployment{}
@@ -563,11 +563,11 @@ func (c *cluster) waitReady(id string) {
 			return false, nil
 		}
 		var err error
-		if st, err = bootstrap.StatusOf(d); err != nil {
+		if st, err = mgrstatus.Of(d); err != nil {
 			return false, err
 		}
 		podReady = d.Status.ReadyReplicas == 1 && d.Status.UpdatedReplicas == 1 && d.Status.Replicas == 1
-		return st.Phase == bootstrap.PhaseReady && st.ObservedGeneration == d.Generation && podReady, nil
+		return st.Phase == mgrstatus.PhaseReady && st.ObservedGeneration == d.Generation && podReady, nil
 	})
 	if err != nil {
 		c.t.Fatalf("mgr %s never Ready (pod Ready: %v); last status %+v", id, podReady, st)
@@ -739,7 +739,7 @@ func upgrade(t *testing.T, way string, prev, next *release) {
 	if after.cephKey != before.cephKey {
 		t.Error("mgr a's key in Ceph changed")
 	}
-	if !after.status.KeyOwned || after.status.Phase != bootstrap.PhaseReady {
+	if !after.status.KeyOwned || after.status.Phase != mgrstatus.PhaseReady {
 		t.Errorf("mgr a's status after the upgrade: %+v", after.status)
 	}
 }

@@ -1,7 +1,7 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package bootstrap
+package mgrstatus
 
 import (
 	"bytes"
@@ -21,9 +21,9 @@ import (
 func TestStatusKeyLength(t *testing.T) {
 	for n, ok := range map[int]bool{31: false, 32: true, 64: true} {
 		key := bytes.Repeat([]byte{7}, n)
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: StatusKeySecretName}, Data: map[string][]byte{statusKeyKey: key}}
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: KeySecretName}, Data: map[string][]byte{statusKeyKey: key}}
 		cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(sec).Build()
-		l := &statusKeyLoader{client: cl, reader: cl, namespace: "mgr-webhook-system"}
+		l := &keyLoader{client: cl, reader: cl, namespace: "mgr-webhook-system", wrote: func() {}}
 		got, err := l.load(t.Context())
 		switch {
 		case ok && (err != nil || !bytes.Equal(got, key)):
@@ -33,7 +33,7 @@ func TestStatusKeyLength(t *testing.T) {
 		}
 	}
 	cl := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
-	got, err := (&statusKeyLoader{client: cl, reader: cl, namespace: "mgr-webhook-system"}).load(t.Context())
+	got, err := (&keyLoader{client: cl, reader: cl, namespace: "mgr-webhook-system", wrote: func() {}}).load(t.Context())
 	if err != nil || len(got) != 32 {
 		t.Errorf("no Secret: %v, a key of %d bytes; want one of 32 made", err, len(got))
 	}
@@ -45,7 +45,7 @@ func TestStatusKeyLength(t *testing.T) {
 // with another key; a short key is an error, not a verdict.
 func TestSealedBy(t *testing.T) {
 	key := bytes.Repeat([]byte{7}, 32)
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: StatusKeySecretName}, Data: map[string][]byte{statusKeyKey: key}}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: KeySecretName}, Data: map[string][]byte{statusKeyKey: key}}
 	st := Status{Phase: PhaseReady, ObservedGeneration: 3, Modules: []string{"dashboard"}}
 	st.Seal = sealWith(key, "uid-a", st)
 	edited := st

@@ -1,7 +1,7 @@
 // Copyright 2026 The mgr-webhook Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package bootstrap
+package mgrstatus
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,18 +24,15 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
-// The status annotation is where users read a mgr's progress, and it is the
-// controller's memory (which modules it enabled, which ports and settings it
-// made). Anyone who may edit the Deployment may write it, so the controller
-// trusts only a status it sealed itself: an HMAC over the Deployment's UID and
-// the status, with a key kept in a Secret of the controller's own namespace,
-// which namespace editors of Ceph clusters cannot read. A status whose seal
-// does not verify is ignored (an Event says so) and overwritten. The
-// controller also remembers the last status it wrote per Deployment, so a
-// replay of one of its own earlier statuses is ignored as well while it runs.
+// The controller trusts only a status it sealed itself: an HMAC over the
+// Deployment's UID and the status, with a key kept in a Secret of the
+// controller's own namespace, which namespace editors of Ceph clusters cannot
+// read. A status whose seal does not verify is ignored and overwritten. The
+// Store also remembers the last status it wrote per Deployment, so a replay of
+// one of its own earlier statuses is ignored as well while it runs.
 
-// StatusKeySecretName holds the key that seals the status (key "key").
-const StatusKeySecretName = "mgr-bootstrap-status-key"
+// KeySecretName holds the key that seals the status (key "key").
+const KeySecretName = "mgr-bootstrap-status-key"
 
 const statusKeyKey = "key"
 
@@ -44,18 +40,6 @@ const statusKeyKey = "key"
 //
 // +kubebuilder:rbac:groups="",namespace=mgr-webhook-system,resources=secrets,verbs=get,resourceNames=mgr-bootstrap-status-key
 // +kubebuilder:rbac:groups="",namespace=mgr-webhook-system,resources=secrets,verbs=create
-
-// sealer seals and verifies statuses once its key is loaded.
-type sealer struct {
-	key atomic.Pointer[[]byte]
-}
-
-func (s *sealer) ready() bool { return s.key.Load() != nil }
-
-// seal is the status's seal for Deployment uid (st.Seal is not covered).
-func (s *sealer) seal(uid types.UID, st Status) string { return sealWith(*s.key.Load(), uid, st) }
-
-func (s *sealer) verify(uid types.UID, st Status) bool { return verifyWith(*s.key.Load(), uid, st) }
 
 func sealWith(key []byte, uid types.UID, st Status) string {
 	st.Seal = ""
@@ -71,7 +55,7 @@ func verifyWith(key []byte, uid types.UID, st Status) bool {
 }
 
 // SealedBy reports whether st, read from Deployment uid, carries the seal
-// of the status key in sec (Secret StatusKeySecretName): what a reader
+// of the status key in sec (Secret KeySecretName): what a reader
 // allowed to get that Secret (mgrctl check) may trust. It cannot tell a
 // replay of an earlier sealed status from the last one; only the running
 // controller remembers which it wrote last.
@@ -92,21 +76,22 @@ func statusKeyOf(sec *corev1.Secret) ([]byte, error) {
 	return key, nil
 }
 
-// statusKeyLoader loads the key from its Secret, creating it on first start,
-// and retries until it can (a missing namespace or RBAC is logged, not
-// fatal: the controller waits, it never runs on an unsealed memory).
-type statusKeyLoader struct {
+// keyLoader loads the key from its Secret, creating it on first start, and
+// retries until it can (a missing namespace or RBAC is logged, not fatal:
+// the controller waits, it never runs on an unsealed memory).
+type keyLoader struct {
 	client    client.Client
 	reader    client.Reader
 	namespace string
-	s         *sealer
+	store     *Store
+	wrote     func()
 }
 
 // NeedLeaderElection: only the leader reconciles, and only it needs the key.
-func (l *statusKeyLoader) NeedLeaderElection() bool { return true }
+func (l *keyLoader) NeedLeaderElection() bool { return true }
 
-func (l *statusKeyLoader) Start(ctx context.Context) error {
-	log := logf.FromContext(ctx).WithValues("secret", l.namespace+"/"+StatusKeySecretName)
+func (l *keyLoader) Start(ctx context.Context) error {
+	log := logf.FromContext(ctx).WithValues("secret", l.namespace+"/"+KeySecretName)
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Steps: 100, Cap: 30 * time.Second}
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		key, err := l.load(ctx)
@@ -114,7 +99,7 @@ func (l *statusKeyLoader) Start(ctx context.Context) error {
 			log.Error(err, "cannot load the key that seals the bootstrap status; no mgr is reconciled until it can")
 			return false, nil
 		}
-		l.s.key.Store(&key)
+		l.store.key.Store(&key)
 		log.Info("status key loaded")
 		return true, nil
 	})
@@ -125,21 +110,21 @@ func (l *statusKeyLoader) Start(ctx context.Context) error {
 	return nil
 }
 
-func (l *statusKeyLoader) load(ctx context.Context) ([]byte, error) {
+func (l *keyLoader) load(ctx context.Context) ([]byte, error) {
 	sec := &corev1.Secret{}
-	err := l.reader.Get(ctx, client.ObjectKey{Namespace: l.namespace, Name: StatusKeySecretName}, sec)
+	err := l.reader.Get(ctx, client.ObjectKey{Namespace: l.namespace, Name: KeySecretName}, sec)
 	if apierrors.IsNotFound(err) {
 		key := make([]byte, 32)
 		if _, err := rand.Read(key); err != nil {
 			return nil, err
 		}
 		sec = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: l.namespace, Name: StatusKeySecretName,
+			ObjectMeta: metav1.ObjectMeta{Namespace: l.namespace, Name: KeySecretName,
 				Labels: map[string]string{"app.kubernetes.io/name": contract.ControllerName, "app.kubernetes.io/component": "status-key"}},
 			Type: corev1.SecretTypeOpaque,
 			Data: map[string][]byte{statusKeyKey: key},
 		}
-		apiWrites.Inc()
+		l.wrote()
 		err = l.client.Create(ctx, sec)
 		if apierrors.IsAlreadyExists(err) {
 			return l.load(ctx) // another replica made it first
