@@ -60,7 +60,7 @@ func TestMonScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	mon := exec.Command("sh", filepath.Join(root, "test", "kind", "mon.sh"))
+	mon := exec.Command("sh", filepath.Join(root, "test", "ceph", "kind", "mon.sh"))
 	mon.Env = append(os.Environ(), "FSID="+fsid, "ADMIN_KEYRING="+admin, "PUBLIC_ADDR=127.0.0.1", "DATA="+filepath.Join(dir, "mon"),
 		fmt.Sprintf("PORT_V2=%d", v2), fmt.Sprintf("PORT_V1=%d", v1))
 	mon.Stdout, mon.Stderr = logf, logf
