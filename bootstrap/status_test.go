@@ -78,10 +78,10 @@ func wroteAt(t *testing.T, s *mgrstatus.Store, d *appsv1.Deployment, g int64) {
 	}
 }
 
-// TestRecordWritesEveryOutcome: record, the one status writer, turns each
+// TestWriteStatusWritesEveryOutcome: writeStatus, the one status writer, turns each
 // kind of failure into its phase, lastError and Warning Event, writes a
 // success as given, and returns the step's error for the backoff.
-func TestRecordWritesEveryOutcome(t *testing.T) {
+func TestWriteStatusWritesEveryOutcome(t *testing.T) {
 	for name, tc := range map[string]struct {
 		err        error
 		wantPhase  mgrstatus.Phase
@@ -107,7 +107,7 @@ func TestRecordWritesEveryOutcome(t *testing.T) {
 			}
 			got := r.writeStatus(t.Context(), cur, mgrstatus.Status{Phase: mgrstatus.PhaseWaitingForPod, ObservedGeneration: 3}, tc.err)
 			if !errors.Is(got, tc.err) && got != tc.err {
-				t.Errorf("record returned %v, want the step's error %v", got, tc.err)
+				t.Errorf("writeStatus returned %v, want the step's error %v", got, tc.err)
 			}
 			stored := &appsv1.Deployment{}
 			if err := cl.Get(t.Context(), client.ObjectKeyFromObject(d), stored); err != nil {
