@@ -79,14 +79,7 @@ const finalizerTimeout = 20 * time.Second
 
 var env *Env
 
-func TestMain(m *testing.M) {
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m, "e2e", run) }
 
 func run(m *testing.M) (int, error) {
 	root, err := testenv.RepoRoot()

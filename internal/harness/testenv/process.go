@@ -255,3 +255,14 @@ func SpawnWebhook(t testing.TB, a *APIServer, binDir string, args ...string) *Pr
 	p.StopAtCleanup(t, 5*time.Second)
 	return p
 }
+
+// Main is a suite's TestMain: run sets the suite up, runs m and tears down;
+// an error of its own fails the suite, named, with exit code 1.
+func Main(m *testing.M, suite string, run func(*testing.M) (int, error)) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, suite+":", err)
+		code = 1
+	}
+	os.Exit(code)
+}

@@ -64,14 +64,7 @@ const (
 	finalizerTimeout = 8 * time.Second
 )
 
-func TestMain(m *testing.M) {
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bootstrap tests:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m, "bootstrap tests", run) }
 
 func run(m *testing.M) (int, error) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -11,7 +11,6 @@ package faults
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -26,14 +25,7 @@ var (
 	root string
 )
 
-func TestMain(m *testing.M) {
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m, "faults", run) }
 
 func run(m *testing.M) (int, error) {
 	var err error

@@ -10,7 +10,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -50,14 +49,7 @@ func policy() *mutate.Policy {
 	return p
 }
 
-func TestMain(m *testing.M) {
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "integration:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m, "integration", run) }
 
 func run(m *testing.M) (int, error) {
 	var err error

@@ -77,14 +77,7 @@ var (
 	webhookStore, controllerStore *policy.Store
 )
 
-func TestMain(m *testing.M) {
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "policyapi:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m, "policyapi", run) }
 
 func run(m *testing.M) (int, error) {
 	var err error

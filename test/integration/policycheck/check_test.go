@@ -10,8 +10,6 @@ package policycheck
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -40,14 +38,7 @@ var (
 	info = mutate.ClusterInfo{Namespace: ns, FSID: "dcef92d7-1f6a-4b9d-8ed0-0037d537d00b"}
 )
 
-func TestMain(m *testing.M) {
-	code, err := run(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "policycheck:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m, "policycheck", run) }
 
 func run(m *testing.M) (int, error) {
 	var err error
