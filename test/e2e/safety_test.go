@@ -20,15 +20,6 @@ import (
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
-func mgrPodReady(t *testing.T, ns, id string) bool {
-	t.Helper()
-	ready, err := testenv.MgrPodReady(context.Background(), env.Client, ns, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ready
-}
-
 // TestDuplicateMgrIDAndScaleRefused: a second Deployment of a running mgr id
 // and a scale past one replica are refused with the field and the fix, and
 // the live mgr keeps its cephx key and stays Ready.
@@ -54,7 +45,7 @@ func TestDuplicateMgrIDAndScaleRefused(t *testing.T) {
 	if got := cephKey(t, ns, "mgr.a"); got != key {
 		t.Error("mgr a's cephx key changed")
 	}
-	if st := waitReady(t, ns, name); !mgrPodReady(t, ns, "a") {
+	if st := waitReady(t, ns, name); !testenv.MustMgrPodReady(t, env.Client, ns, "a") {
 		t.Errorf("mgr a: status %+v, pod not Ready", st)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -82,6 +83,16 @@ series:
 		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetHistogram().GetSampleSum()
 	}
 	return sum
+}
+
+// MustMgrPodReady is MgrPodReady for a test: a failed read ends it.
+func MustMgrPodReady(t testing.TB, cl client.Client, ns, id string) bool {
+	t.Helper()
+	ready, err := MgrPodReady(t.Context(), cl, ns, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ready
 }
 
 // MgrPodReady reports whether a live pod of mgr id in ns is Ready.

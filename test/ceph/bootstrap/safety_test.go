@@ -23,15 +23,6 @@ import (
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
-func mgrPodReady(t *testing.T, ns, id string) bool {
-	t.Helper()
-	ready, err := testenv.MgrPodReady(context.Background(), k8s, ns, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ready
-}
-
 // TestDuplicateNeverTouchesTheLiveKey: a second Deployment of mgr a (one the
 // webhook would refuse, made here without it) is neither given mgr a's
 // keyring nor allowed to take it: the controller reports the conflict, and
@@ -88,8 +79,8 @@ func TestDuplicateNeverTouchesTheLiveKey(t *testing.T) {
 			assertAmongOwners(t, svc.OwnerReferences, live)
 		}
 	}
-	if s := status(t, nsMain, live); s.Phase != mgrstatus.PhaseReady || !mgrPodReady(t, nsMain, "a") {
-		t.Errorf("mgr a: phase %s, pod Ready %v", s.Phase, mgrPodReady(t, nsMain, "a"))
+	if s := status(t, nsMain, live); s.Phase != mgrstatus.PhaseReady || !testenv.MustMgrPodReady(t, k8s, nsMain, "a") {
+		t.Errorf("mgr a: phase %s, pod Ready %v", s.Phase, testenv.MustMgrPodReady(t, k8s, nsMain, "a"))
 	}
 }
 
