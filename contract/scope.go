@@ -161,7 +161,7 @@ func WantedModules(policyModules, choices, chosen []string) []string {
 // controller's list flags).
 func SplitList(s string) []string {
 	var items []string
-	for _, item := range strings.Split(s, ",") {
+	for item := range strings.SplitSeq(s, ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			items = append(items, item)
 		}
