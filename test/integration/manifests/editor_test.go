@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
+	"github.com/rook-mgr/mgr-webhook/test/internal/await"
 )
 
 // TestCephNamespaceEditorHoldsNoKey: the shipped example role for a Ceph
@@ -59,6 +61,9 @@ func TestCephNamespaceEditorHoldsNoKey(t *testing.T) {
 		}
 		return sar.Status.Allowed
 	}
+	// The authorizer learns the role and its binding from its informers, a
+	// moment after their creation: ask once the first grant is in force.
+	await.For(t, 30*time.Second, "the storage-team binding in force", func() bool { return may("create", "apps", "deployments", "", "") })
 	for _, q := range []struct {
 		verb, group, resource, sub, name string
 		want                             bool
