@@ -24,6 +24,12 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
+// covered is what a Ready status covers: the modules it found on plus those
+// the release lacks, sorted.
+func covered(s mgrstatus.Status) []string {
+	return sortedCopy(append(append([]string(nil), s.Modules...), s.Unavailable...))
+}
+
 // portsSet reports whether the status records the mgr container's module
 // ports as set in Ceph, for the modules it runs (a status of an earlier
 // version records none: its second mgrs get their ports once).

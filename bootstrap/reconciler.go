@@ -162,7 +162,7 @@ func (r *Reconciler) addFinalizer(ctx context.Context, d *appsv1.Deployment) err
 // the modules the cluster wants and its ports set: it costs no ceph call.
 func (r *Reconciler) atRest(_ context.Context, s *scope) (ctrl.Result, bool, error) {
 	st := s.prev
-	rest := st.Phase == mgrstatus.PhaseReady && st.ObservedGeneration == s.d.Generation && slices.Equal(st.Covered(), sortedCopy(s.want)) && portsSet(st, s.d)
+	rest := st.Phase == mgrstatus.PhaseReady && st.ObservedGeneration == s.d.Generation && slices.Equal(covered(st), sortedCopy(s.want)) && portsSet(st, s.d)
 	return ctrl.Result{}, rest, nil
 }
 

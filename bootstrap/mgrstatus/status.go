@@ -12,7 +12,6 @@ package mgrstatus
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -83,16 +82,10 @@ func Of(d *appsv1.Deployment) (Status, error) {
 // PhasePending is the phase label of a managed mgr without a status yet.
 const PhasePending Phase = "Pending"
 
-// AllPhases are the phases a mgr is counted in, Pending first.
+// AllPhases are the phases a mgr is counted in, Pending first: the phase
+// gauge reports each even at zero, so that an alert or a dashboard sees a
+// phase emptied rather than a series vanishing.
 var AllPhases = []Phase{PhasePending, PhaseWaitingForPod, PhaseWaitingForMgr, PhaseReady, PhaseCephUnavailable, PhaseError}
-
-// Covered is what a Ready status covers: the modules it found on plus those
-// the release lacks, sorted, without duplicates.
-func (s Status) Covered() []string {
-	c := append(append([]string(nil), s.Modules...), s.Unavailable...)
-	slices.Sort(c)
-	return slices.Compact(c)
-}
 
 func (s Status) encode() string {
 	b, _ := json.Marshal(s) // plain fields always marshal
