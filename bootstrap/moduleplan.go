@@ -82,7 +82,8 @@ type modulePlan struct {
 //   - orchestrator_cli and rook: Rook enabled them from Nautilus (14) on;
 //     Octopus (15) folded orchestrator_cli into the always-on orchestrator
 //     module and renamed `orchestrator set backend` to `orch set backend`.
-//   - rook crash-loops the mgr on Tentacle 20.2 (rook#18213): left off.
+//   - rook is broken on Tentacle 20.2.2 to 20.2.4 (rook#18213): left off,
+//     and turned off where this controller had turned it on.
 //   - `config set ... --force` (options of modules not loaded yet) exists
 //     from Nautilus on.
 //   - the dashboard admin's password can be passed on stdin (`-i -`) with
@@ -130,11 +131,15 @@ func planModules(in moduleInputs) modulePlan {
 	// cluster no longer wants, is turned off once: the record then no longer
 	// lists it, and a module off in Ceph (another mgr of the cluster turned
 	// it off) is left alone. A module it did not turn on is never its to
-	// turn off, whatever its status says.
+	// turn off, whatever its status says. So is one still wanted that this
+	// release cannot run safely (rook, after an upgrade into its broken window).
 	var disables []cephCall
 	for _, had := range in.Ours {
-		name, _ := moduleFor(had, rel)
-		if slices.Contains(in.Want, had) || name == "" || slices.Contains(in.Modules.AlwaysOn, name) || !slices.Contains(in.Modules.Enabled, name) {
+		name, why := moduleFor(had, rel)
+		if why != "" {
+			name = had
+		}
+		if slices.Contains(p.Modules, had) || slices.Contains(in.Modules.AlwaysOn, name) || !slices.Contains(in.Modules.Enabled, name) {
 			continue
 		}
 		p.Disabled = append(p.Disabled, had)
@@ -218,8 +223,8 @@ func moduleFor(want string, rel ceph.Version) (name, why string) {
 		if !rel.AtLeast(contract.Nautilus) {
 			return "", "the rook module needs Ceph Nautilus (14) or later"
 		}
-		if rel.In(contract.RookModuleCrashLoops) {
-			return "", "the rook module crash-loops the mgr on Ceph 20.2 (rook#18213)"
+		if rel.In(contract.RookModuleBroken) {
+			return "", fmt.Sprintf("Ceph %s's rook module leaks memory (20.2.2) or crashes the mgr (20.2.3, 20.2.4); Rook turns it off there too (rook#18213)", rel)
 		}
 	}
 	return want, ""

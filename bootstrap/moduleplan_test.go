@@ -134,15 +134,33 @@ func TestPlanModules(t *testing.T) {
 			steps:   []string{"ceph mgr module enable rook", "ceph orch set backend rook"},
 			modules: []string{"rook"}, backend: "rook",
 		},
-		"tentacle 20.2: rook left off (it crash-loops the mgr), so no backend": {
-			in: moduleInputs{Release: v("20.2.0"), Want: seed, Modules: laterLs, Backend: "rook"},
+		"tentacle 20.2.4: rook left off (it crashes the mgr), so no backend": {
+			in: moduleInputs{Release: v("20.2.4"), Want: seed, Modules: laterLs, Backend: "rook"},
 			steps: then(options,
 				"ceph mgr module enable prometheus",
 				"ceph mgr module enable dashboard",
 				cert, login,
 			),
 			modules: []string{"orchestrator_cli", "prometheus", "dashboard"}, unavailable: []string{"rook"}, dashboard: true,
-			skipped: []string{"rook: the rook module crash-loops the mgr on Ceph 20.2 (rook#18213)"},
+			skipped: []string{"rook: Ceph 20.2.4's rook module leaks memory (20.2.2) or crashes the mgr (20.2.3, 20.2.4); Rook turns it off there too (rook#18213)"},
+		},
+		"upgraded into rook's broken window: the rook this controller turned on is turned off": {
+			in: moduleInputs{Release: v("20.2.3"), Want: []string{"rook"}, Ours: []string{"rook"}, Backend: "rook", Prev: mgrstatus.Status{Backend: "rook"},
+				Modules: moduleLs(laterLs.AlwaysOn, []string{"rook"}, nil)},
+			steps:       []string{"ceph mgr module disable rook"},
+			unavailable: []string{"rook"}, backend: "rook",
+			skipped:     []string{"rook: Ceph 20.2.3's rook module leaks memory (20.2.2) or crashes the mgr (20.2.3, 20.2.4); Rook turns it off there too (rook#18213)"},
+		},
+		"someone else's rook in the broken window: left alone, reported": {
+			in: moduleInputs{Release: v("20.2.2"), Want: []string{"rook"}, Backend: "rook",
+				Modules: moduleLs(laterLs.AlwaysOn, []string{"rook"}, nil)},
+			unavailable: []string{"rook"},
+			skipped:     []string{"rook: Ceph 20.2.2's rook module leaks memory (20.2.2) or crashes the mgr (20.2.3, 20.2.4); Rook turns it off there too (rook#18213)"},
+		},
+		"tentacle 20.2.1, before the broken window: rook on as on Squid": {
+			in:      moduleInputs{Release: v("20.2.1"), Want: []string{"rook"}, Modules: laterLs, Backend: "rook"},
+			steps:   []string{"ceph mgr module enable rook", "ceph orch set backend rook"},
+			modules: []string{"rook"}, backend: "rook",
 		},
 		"at rest: everything on and recorded, nothing to run": {
 			in: moduleInputs{Release: v("16.2.15"), Want: seed, Backend: "rook", Prev: mgrstatus.Status{Dashboard: true, Backend: "rook", MetricsPort: 9283, DashboardPort: 8443},
@@ -332,7 +350,7 @@ func TestModuleReleaseRulesOnBothSides(t *testing.T) {
 	cases := map[string]map[string]string{ // module -> release -> the module enabled ("" for none)
 		"rook": {
 			"13.2.10": "", "14.0.0": "rook", "14.2.22": "rook", "19.2.3": "rook",
-			"20.1.9": "rook", "20.2.0": "", "20.2.7": "", "20.3.0": "rook", "21.2.0": "rook",
+			"20.1.9": "rook", "20.2.1": "rook", "20.2.2": "", "20.2.4": "", "20.2.5": "rook", "21.2.0": "rook",
 		},
 		"orchestrator_cli": {
 			"13.2.10": "", "14.0.0": "orchestrator_cli", "14.2.22": "orchestrator_cli", "15.0.0": "orchestrator", "15.2.17": "orchestrator",

@@ -24,10 +24,12 @@ var (
 	// Tentacle: cephx keys of a new type, which older CLIs cannot read.
 	Tentacle = CephVersion{20, 0, 0}
 
-	// RookModuleCrashLoops is the window, from its first release up to (not
-	// including) its second, where the rook module crash-loops the mgr
-	// (Tentacle 20.2, rook#18213): the controller does not enable it there.
-	RookModuleCrashLoops = [2]CephVersion{{20, 2, 0}, {20, 3, 0}}
+	// RookModuleBroken is the window, from its first release up to (not
+	// including) its second, where Rook turns the rook module off
+	// (rook#18213): 20.2.2 leaks memory in it (rook#17786), 20.2.3 and
+	// 20.2.4 crash the mgr (rook#18124). The controller does not enable it
+	// there, and turns it off where it had turned it on.
+	RookModuleBroken = [2]CephVersion{{20, 2, 2}, {20, 2, 5}}
 )
 
 // ReleaseNames are the releases' names by major, as the mgr map keys each

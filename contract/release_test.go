@@ -49,10 +49,10 @@ func TestCephVersionOrder(t *testing.T) {
 // second, which it does not hold.
 func TestIn(t *testing.T) {
 	for v, want := range map[CephVersion]bool{
-		{20, 1, 9}: false, {20, 2, 0}: true, {20, 2, 9}: true, {20, 3, 0}: false, {19, 2, 3}: false,
+		{20, 2, 1}: false, {20, 2, 2}: true, {20, 2, 4}: true, {20, 2, 5}: false, {19, 2, 3}: false, {21, 2, 3}: false,
 	} {
-		if got := v.In(RookModuleCrashLoops); got != want {
-			t.Errorf("%s in the rook module's crash window: %v, want %v", v, got, want)
+		if got := v.In(RookModuleBroken); got != want {
+			t.Errorf("%s in the rook module's broken window: %v, want %v", v, got, want)
 		}
 	}
 }
