@@ -149,7 +149,7 @@ func TestPlanModules(t *testing.T) {
 				Modules: moduleLs(laterLs.AlwaysOn, []string{"rook"}, nil)},
 			steps:       []string{"ceph mgr module disable rook"},
 			unavailable: []string{"rook"}, backend: "rook",
-			skipped:     []string{"rook: Ceph 20.2.3's rook module leaks memory (20.2.2) or crashes the mgr (20.2.3, 20.2.4); Rook turns it off there too (rook#18213)"},
+			skipped: []string{"rook: Ceph 20.2.3's rook module leaks memory (20.2.2) or crashes the mgr (20.2.3, 20.2.4); Rook turns it off there too (rook#18213)"},
 		},
 		"someone else's rook in the broken window: left alone, reported": {
 			in: moduleInputs{Release: v("20.2.2"), Want: []string{"rook"}, Backend: "rook",
