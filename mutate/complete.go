@@ -251,7 +251,7 @@ func (c *completer) completeMgr(m *corev1.Container) {
 		changed = true
 	}
 	changed = mergeArgs(&m.Args, append(c.cephArgs(KeyringMountPath+"keyring"), "--id="+c.id, "--foreground")) || changed
-	changed = mergeEnv(&m.Env, c.env(m.Image, false)) || changed
+	changed = mergeEnv(&m.Env, c.env(m.Image, false, m.Env)) || changed
 	changed = c.syncImageEnv(m, m.Image) || changed
 	changed = mergePorts(&m.Ports, []corev1.ContainerPort{
 		{Name: contract.PortNameMgr, ContainerPort: contract.PortMgr, Protocol: corev1.ProtocolTCP},
@@ -397,7 +397,7 @@ func (c *completer) completeServerAddrInit(module, mgrImage string) {
 	// From Nautilus on, module options are unknown to the mons until the module
 	// has loaded once; --force sets them anyway (rook#3030). Mimic lacks --force.
 	changed = placeForce(&ic.Args, imageCephRelease(mgrImage).AtLeast(contract.Nautilus)) || changed
-	changed = mergeEnv(&ic.Env, c.env(mgrImage, true)) || changed
+	changed = mergeEnv(&ic.Env, c.env(mgrImage, true, ic.Env)) || changed
 	changed = c.syncImageEnv(ic, mgrImage) || changed
 	changed = mergeMounts(&ic.VolumeMounts, c.mounts(true)) || changed
 	changed = dropNetRaw(ic) || changed
@@ -466,8 +466,16 @@ func dropUnmountedAdminKeyring(spec *corev1.PodSpec) bool {
 	return len(spec.Volumes) != n
 }
 
-// env is the seed's environment of the mgr (and, with podIP, its init containers).
-func (c *completer) env(image string, podIP bool) []corev1.EnvVar {
+// retiredEnv are variables of the seed completion no longer writes:
+// ROOK_VERSION put the operator's version into every mgr's Pod, so a new
+// version restarted every mgr (rook#4361; Rook dropped it in 2019). A mgr
+// completed with one keeps it in its place (the user's definition wins), so
+// that upgrading this webhook restarts no mgr either.
+var retiredEnv = []string{"ROOK_VERSION"}
+
+// env is the seed's environment of the mgr (and, with podIP, its init
+// containers), less what is retired unless have holds it.
+func (c *completer) env(image string, podIP bool, have []corev1.EnvVar) []corev1.EnvVar {
 	fieldRef := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}}
 	}
@@ -493,12 +501,15 @@ func (c *completer) env(image string, podIP bool) []corev1.EnvVar {
 	if podIP {
 		env = append(env, fieldRef("ROOK_POD_IP", "status.podIP"))
 	}
-	return append(env,
+	env = append(env,
 		corev1.EnvVar{Name: "ROOK_OPERATOR_NAMESPACE", Value: c.p.Rook.OperatorNamespace},
-		corev1.EnvVar{Name: "ROOK_CEPH_CLUSTER_CRD_VERSION", Value: c.p.Rook.ClusterCRDVersion},
-		corev1.EnvVar{Name: "ROOK_VERSION", Value: c.p.Rook.Version},
-		corev1.EnvVar{Name: "ROOK_CEPH_CLUSTER_CRD_NAME", Value: c.info.Namespace},
-	)
+		corev1.EnvVar{Name: "ROOK_CEPH_CLUSTER_CRD_VERSION", Value: c.p.Rook.ClusterCRDVersion})
+	for _, name := range retiredEnv {
+		if slices.ContainsFunc(have, func(e corev1.EnvVar) bool { return e.Name == name }) {
+			env = append(env, corev1.EnvVar{Name: name}) // a place only: have's definition is kept
+		}
+	}
+	return append(env, corev1.EnvVar{Name: "ROOK_CEPH_CLUSTER_CRD_NAME", Value: c.info.Namespace})
 }
 
 func (c *completer) mounts(serverAddr bool) []corev1.VolumeMount {

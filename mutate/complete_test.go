@@ -457,3 +457,45 @@ esac
 		})
 	}
 }
+
+// withoutRetiredEnv drops the retired variables from every container of spec.
+func withoutRetiredEnv(spec *corev1.PodSpec) {
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			list[i].Env = slices.DeleteFunc(list[i].Env, isRetired)
+		}
+	}
+}
+
+// TestRetiredEnvKeepsItsPlace: a fresh mgr gets no ROOK_VERSION, so a new
+// operator version restarts no mgr (rook#4361); a mgr an earlier version
+// completed with it keeps its variables as they were, value and order, so
+// upgrading the webhook restarts none either.
+func TestRetiredEnvKeepsItsPlace(t *testing.T) {
+	_, fresh := completeFixture(t, fixture{name: "fresh", input: "../manifests/examples/minimal-mgr.yaml", policy: DefaultPolicy()})
+	for _, c := range append(slices.Clone(fresh.Deployment.Spec.Template.Spec.InitContainers), fresh.Deployment.Spec.Template.Spec.Containers...) {
+		if i := slices.IndexFunc(c.Env, isRetired); i >= 0 {
+			t.Errorf("a fresh mgr's %s gets %s", c.Name, c.Env[i].Name)
+		}
+	}
+
+	in, old := completeFixture(t, fixture{name: "legacy", input: "testdata/legacy-admin-keyring.yaml", policy: DefaultPolicy()})
+	envs := func(spec corev1.PodSpec) map[string][]corev1.EnvVar {
+		m := map[string][]corev1.EnvVar{}
+		for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+			m[c.Name] = c.Env
+		}
+		return m
+	}
+	before, after := envs(in.Spec.Template.Spec), envs(old.Deployment.Spec.Template.Spec)
+	retired := 0
+	for name, env := range before {
+		retired += len(slices.DeleteFunc(slices.Clone(env), func(e corev1.EnvVar) bool { return !isRetired(e) }))
+		if !equality.Semantic.DeepEqual(env, after[name]) {
+			t.Errorf("%s's env, completed again, changed (its Pod would restart):\n got: %v\nwant: %v", name, after[name], env)
+		}
+	}
+	if retired == 0 {
+		t.Fatal("the fixture carries no retired variable: this test proves nothing")
+	}
+}

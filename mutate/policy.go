@@ -82,9 +82,6 @@ func (p *Policy) setDefaults() {
 	if p.Rook.OperatorServiceAccount == "" {
 		p.Rook.OperatorServiceAccount = "rook-ceph-system"
 	}
-	if p.Rook.Version == "" {
-		p.Rook.Version = "v1.0.1"
-	}
 	if p.Rook.ClusterCRDVersion == "" {
 		p.Rook.ClusterCRDVersion = "v1"
 	}

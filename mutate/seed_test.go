@@ -25,6 +25,10 @@ var seedDeviations = map[string]string{
 	"--connect-timeout=15": "init containers: bounded mon connection (rook#3049)",
 }
 
+// isRetired: the seed's ROOK_VERSION, which completion no longer writes
+// (retiredEnv: a new operator version restarted every mgr, rook#4361).
+func isRetired(e corev1.EnvVar) bool { return slices.Contains(retiredEnv, e.Name) }
+
 // seedPlacementDeviations are the Pod's fields where completion differs
 // from the seed on purpose, because Rook places and probes its mgrs so
 // today and the seed (2019) did not: each entry says why, and
@@ -134,7 +138,7 @@ func TestSeedPodTemplate(t *testing.T) {
 				{"image", g.Image, w.Image},
 				{"command", g.Command, w.Command},
 				{"args", args, w.Args},
-				{"env", g.Env, w.Env},
+				{"env", g.Env, slices.DeleteFunc(slices.Clone(w.Env), isRetired)},
 				{"ports", g.Ports, w.Ports},
 				{"volumeMounts", g.VolumeMounts, w.VolumeMounts},
 				{"resources", g.Resources, w.Resources},

@@ -139,8 +139,11 @@ type RookValues struct {
 	// besides system:masters, that may create a mgr Deployment a CephCluster
 	// owns or change the pods it runs.
 	OperatorServiceAccount string `json:"operatorServiceAccount,omitempty"`
-	Version                string `json:"version,omitempty"`
-	ClusterCRDVersion      string `json:"clusterCRDVersion,omitempty"`
+	// Version is read and ignored: it was exported as ROOK_VERSION, which
+	// restarted every mgr when it changed (rook#4361; Rook dropped it in
+	// 2019). It stays so that policies which set it still load.
+	Version           string `json:"version,omitempty"`
+	ClusterCRDVersion string `json:"clusterCRDVersion,omitempty"`
 }
 
 // ServerAddrInitContainers controls the init containers that run
