@@ -36,6 +36,32 @@ var (
 // release's always-on modules.
 var ReleaseNames = map[int]string{14: "nautilus", 15: "octopus", 16: "pacific", 17: "quincy", 18: "reef", 19: "squid", 20: "tentacle", 21: "umbrella"}
 
+// ReleaseMajor is the major of a release's name ("pacific" is 16), as
+// `ceph osd dump` names require_osd_release; false for a name not known.
+func ReleaseMajor(name string) (int, bool) {
+	for major, n := range ReleaseNames {
+		if n == name {
+			return major, true
+		}
+	}
+	return 0, false
+}
+
+// KnownBadUpgrade is an upgrade path that Ceph's own notes say fails: from
+// a release in From to one in To (each window: first release, up to and not
+// including the second).
+type KnownBadUpgrade struct {
+	From, To [2]CephVersion
+	Issue    string
+	Why      string
+}
+
+// KnownBadUpgrades are the paths the release guard refuses by name.
+var KnownBadUpgrades = []KnownBadUpgrade{
+	{From: [2]CephVersion{{19, 2, 6}, {20, 0, 0}}, To: [2]CephVersion{{20, 0, 0}, {20, 2, 4}}, Issue: "ceph/ceph#71803",
+		Why: "from Squid 19.2.6 the mgrs upgrade to a Tentacle before 20.2.4 but the other daemons may fail to"},
+}
+
 // In reports whether v is in window: at least its first release and before
 // its second.
 func (v CephVersion) In(window [2]CephVersion) bool {

@@ -56,3 +56,18 @@ func TestIn(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseMajor: every release's name reads back as its major, and a name
+// not known is said so.
+func TestReleaseMajor(t *testing.T) {
+	for major, name := range ReleaseNames {
+		if got, ok := ReleaseMajor(name); !ok || got != major {
+			t.Errorf("ReleaseMajor(%q) = %d, %v; want %d", name, got, ok, major)
+		}
+	}
+	for _, name := range []string{"", "argonaut", "Pacific"} {
+		if got, ok := ReleaseMajor(name); ok {
+			t.Errorf("ReleaseMajor(%q) = %d, true; want not known", name, got)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package mutate
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// TestJudgeUpgrade: cephadm's rules and the known-bad paths, each at its
+// boundary, and the cautions; each refusal names its rule and the fix.
+func TestJudgeUpgrade(t *testing.T) {
+	v := func(s string) contract.CephVersion {
+		r, err := contract.ParseCephTag(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	at := func(osd string, mon int) *UpgradeFacts {
+		return &UpgradeFacts{RequireOSDRelease: osd, MinMonRelease: mon, Health: "HEALTH_OK", Standbys: 1}
+	}
+	for name, tc := range map[string]struct {
+		from, to string
+		facts    *UpgradeFacts
+		refusals []string // a fragment of each refusal, in order
+		cautions []string
+	}{
+		"a Pacific cluster to Tentacle: too far, and both floors too low": {
+			from: "16.2.15", to: "20.2.4", facts: at("pacific", 16),
+			refusals: []string{
+				"crosses 4 majors, and Ceph upgrades across at most 2 at a time: upgrade every daemon to 18 (reef) first",
+				"min_mon_release is 16 (pacific), and Ceph 20.2.4 needs 18 (reef) or later: upgrade every mon to 18 (reef) first",
+				`require_osd_release is "pacific", and Ceph 20.2.4 needs 18 (reef) or later: once every OSD runs 18 (reef) or later, raise it with ` + "`ceph osd require-osd-release reef`",
+			},
+		},
+		"a Pacific cluster to Reef: two majors, admitted": {from: "16.2.15", to: "18.2.7", facts: at("pacific", 16)},
+		"a Pacific cluster to Squid: three majors": {
+			from: "16.2.15", to: "19.2.3", facts: at("pacific", 16),
+			refusals: []string{"crosses 3 majors", "min_mon_release is 16 (pacific)", `require_osd_release is "pacific"`},
+		},
+		"a patch release": {from: "16.2.14", to: "16.2.15", facts: at("pacific", 16)},
+		"the same release: nothing judged, even below the floors": {from: "20.2.4", to: "20.2.4", facts: at("octopus", 15)},
+		"a major downgrade": {
+			from: "18.2.7", to: "17.2.9", facts: at("reef", 18),
+			refusals: []string{"Ceph 18.2.7 to 17.2.9 goes back a major release, which Ceph cannot do (the cluster has written 18 (reef)'s formats): keep 18 (reef) or later"},
+		},
+		"a patch downgrade within a stable release: Ceph allows it": {from: "18.2.7", to: "18.2.4", facts: at("reef", 18)},
+		"back from stable to a pre-release": {
+			from: "20.2.0", to: "20.1.1", facts: at("tentacle", 20),
+			refusals: []string{"goes back from a stable release to a pre-release (20.1): keep 20.2 or later"},
+		},
+		"min_mon_release exactly the target less two": {from: "18.2.7", to: "20.2.5", facts: at("reef", 18)},
+		"min_mon_release one below": {
+			from: "18.2.7", to: "20.2.5", facts: at("reef", 17),
+			refusals: []string{"min_mon_release is 17 (quincy), and Ceph 20.2.5 needs 18 (reef) or later"},
+		},
+		"require_osd_release one below": {
+			from: "18.2.7", to: "20.2.5", facts: at("quincy", 18),
+			refusals: []string{`require_osd_release is "quincy", and Ceph 20.2.5 needs 18 (reef) or later`},
+		},
+		"require_osd_release of a name not known": {
+			from: "18.2.7", to: "20.2.5", facts: at("argonaut", 18),
+			refusals: []string{`require_osd_release is "argonaut"`},
+		},
+		"Squid 19.2.6 to Tentacle before 20.2.4: known bad": {
+			from: "19.2.6", to: "20.2.3", facts: at("squid", 19),
+			refusals: []string{"Ceph 19.2.6 to 20.2.3 is a known-bad upgrade (ceph/ceph#71803): from Squid 19.2.6 the mgrs upgrade to a Tentacle before 20.2.4 but the other daemons may fail to; upgrade to 20.2.4 or later instead"},
+		},
+		"Squid 19.2.7 to 20.2.0: known bad too": {
+			from: "19.2.7", to: "20.2.0", facts: at("squid", 19), refusals: []string{"ceph/ceph#71803"},
+		},
+		"Squid 19.2.5 to 20.2.3: not on the bad path": {from: "19.2.5", to: "20.2.3", facts: at("squid", 19)},
+		"Squid 19.2.6 to 20.2.4: the fixed release":   {from: "19.2.6", to: "20.2.4", facts: at("squid", 19)},
+		"not HEALTH_OK and no standby: admitted with cautions": {
+			from: "18.2.4", to: "18.2.7", facts: &UpgradeFacts{RequireOSDRelease: "reef", MinMonRelease: 18, Health: "HEALTH_WARN"},
+			cautions: []string{"the cluster is HEALTH_WARN: start a Ceph upgrade from HEALTH_OK", "the cluster has no standby mgr"},
+		},
+		"facts not read yet: the images alone, and said so": {
+			from: "16.2.15", to: "20.2.4",
+			refusals: []string{"crosses 4 majors"},
+			cautions: []string{"the controller has not read this cluster's release floors and health yet"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			j := JudgeUpgrade(v(tc.from), v(tc.to), tc.facts)
+			check := func(kind string, got, want []string) {
+				t.Helper()
+				if len(got) != len(want) || slices.ContainsFunc(want, func(w string) bool {
+					return !strings.Contains(got[slices.Index(want, w)], w)
+				}) {
+					t.Errorf("%s:\n got: %q\nwant: %q", kind, got, want)
+				}
+			}
+			check("refusals", j.Refusals, tc.refusals)
+			check("cautions", j.Cautions, tc.cautions)
+		})
+	}
+}
