@@ -97,7 +97,7 @@ func runFleet(o fleetOptions) (err error) {
 	// controller-side cluster adopts them.
 	proc, err := testenv.Spawn(filepath.Join(o.binDir, "mgr-bootstrap"), logPath,
 		"--kubeconfig", api.Kubeconfig, "--leader-elect=false", "--adopt-existing-keys=*",
-		"--module-choices="+strings.Join(contract.DefaultModules, ","), "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port),
+		"--modules=", "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port),
 		"--metrics-secure=false", "--health-probe-bind-address", "0")
 	if err != nil {
 		return err
@@ -107,7 +107,7 @@ func runFleet(o fleetOptions) (err error) {
 	t0 := time.Now()
 	for _, c := range fleet {
 		for _, id := range []string{"a", "b"} {
-			if err := createMgr(ctx, cl, c.ns, id, c.fsid, map[string]string{contract.AnnotationModules: ""}); err != nil {
+			if err := createMgr(ctx, cl, c.ns, id, c.fsid, nil); err != nil {
 				return err
 			}
 		}

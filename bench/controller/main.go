@@ -95,8 +95,10 @@ func run(n, nss int, binDir string) (err error) {
 			// the module run's namespace adopts it (the key is otherwise
 			// not the controller's to use, and mgr a stays in phase Error).
 			"--adopt-existing-keys=ceph-modules",
-			// The mgrs below choose no module: the policy must offer a choice.
-			"--module-choices="+strings.Join(contract.DefaultModules, ","), "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port), "--metrics-secure=false", "--health-probe-bind-address", "0")
+			// No module by default: the N mgrs below want none (only mgr
+			// "a" could be listed by Ceph); the module run's mgr chooses
+			// the default modules, which the policy must then offer.
+			"--modules=", "--module-choices="+strings.Join(contract.DefaultModules, ","), "--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(port), "--metrics-secure=false", "--health-probe-bind-address", "0")
 		return p, port, err
 	}
 	proc, port, err := start()
@@ -112,7 +114,7 @@ func run(n, nss int, binDir string) (err error) {
 	for i := range n {
 		ns := fmt.Sprintf("ceph-%d", i%nss)
 		id := "m" + strconv.Itoa(i)
-		if err := createMgr(ctx, cl, ns, id, cc.FSID, map[string]string{contract.AnnotationModules: ""}); err != nil {
+		if err := createMgr(ctx, cl, ns, id, cc.FSID, nil); err != nil {
 			return err
 		}
 	}
@@ -172,7 +174,7 @@ func run(n, nss int, binDir string) (err error) {
 	if err := (testenv.CephCluster{Namespace: "ceph-modules", FSID: cc.FSID, MonHost: cc.MonHost, Members: "a", AdminKeyring: cc.AdminKeyring}).Create(ctx, cl); err != nil {
 		return err
 	}
-	if err := createMgr(ctx, cl, "ceph-modules", "a", cc.FSID, nil); err != nil {
+	if err := createMgr(ctx, cl, "ceph-modules", "a", cc.FSID, map[string]string{contract.AnnotationModules: strings.Join(contract.DefaultModules, ",")}); err != nil {
 		return err
 	}
 	if err := waitReady(ctx, cl, n+1, 5*time.Minute); err != nil {

@@ -137,6 +137,7 @@ func run(levelsFlag string, duration time.Duration, binDir string) error {
 		}
 		levels = append(levels, n)
 	}
+	var failures []string
 	fmt.Printf("| scenario | c | server | req/s | mean ms | p50 ms | p90 ms | p99 ms | errors | mean vs floor | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, scenario := range []string{"mutate minimal", "mutate complete", "validate complete"} {
 		path := "/mutate-apps-v1-deployment"
@@ -164,6 +165,9 @@ func run(levelsFlag string, duration time.Duration, binDir string) error {
 				}
 				fmt.Printf("| %s | %d | %s | %.0f | %.3f | %.3f | %.3f | %.3f | %d | %s | %.1f |\n",
 					scenario, c, s.name, r.rps, r.mean, r.p[50], r.p[90], r.p[99], r.errors, ratio, float64(peak)/1024)
+				if r.errors > 0 {
+					failures = append(failures, fmt.Sprintf("%s, c=%d, %s: %d failed, the first: %.300s", scenario, c, s.name, r.errors, r.firstError))
+				}
 			}
 		}
 	}
@@ -172,6 +176,12 @@ func run(levelsFlag string, duration time.Duration, binDir string) error {
 		fmt.Printf("%s: idle RSS %.1f MiB before the load\n", s.name, float64(idle[s.name])/1024)
 	}
 	fmt.Println("\nPeak RSS is per row (the high-water mark reset before each); Go returns freed memory to the OS lazily, so a row starts from what the previous one left resident.")
+	if len(failures) > 0 {
+		fmt.Println("\nFailed requests (a row with failures measured them, not admissions):")
+		for _, f := range failures {
+			fmt.Println("- " + f)
+		}
+	}
 	return nil
 }
 
@@ -214,6 +224,8 @@ type result struct {
 	rps, mean float64
 	p         map[int]float64
 	errors    int64
+	// firstError is the first failed request's error ("" when none failed).
+	firstError string
 }
 
 func newClient(pool *x509.CertPool, c int) *http.Client {
@@ -270,6 +282,8 @@ func load(s *server, pool *x509.CertPool, path string, body []byte, c int, d tim
 	}
 	wg.Wait()
 	var errs atomic.Int64
+	var firstError sync.Once
+	var first string
 	lat := make([][]time.Duration, c)
 	stop := time.Now().Add(d)
 	start := time.Now()
@@ -281,6 +295,7 @@ func load(s *server, pool *x509.CertPool, path string, body []byte, c int, d tim
 				t0 := time.Now()
 				if err := post(hc, url, body, scenario); err != nil {
 					errs.Add(1)
+					firstError.Do(func() { first = err.Error() })
 				}
 				lat[i] = append(lat[i], time.Since(t0))
 			}
@@ -300,5 +315,5 @@ func load(s *server, pool *x509.CertPool, path string, body []byte, c int, d tim
 	ms := func(x time.Duration) float64 { return float64(x) / float64(time.Millisecond) }
 	pct := func(p int) float64 { return ms(all[min(len(all)-1, len(all)*p/100)]) }
 	return result{rps: float64(len(all)) / elapsed.Seconds(), mean: ms(sum) / float64(len(all)),
-		p: map[int]float64{50: pct(50), 90: pct(90), 99: pct(99)}, errors: errs.Load()}
+		p: map[int]float64{50: pct(50), 90: pct(90), 99: pct(99)}, errors: errs.Load(), firstError: first}
 }
