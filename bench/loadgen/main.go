@@ -257,6 +257,7 @@ func post(hc *http.Client, url string, body []byte, scenario string) error {
 
 func waitServing(s *server, pool *x509.CertPool, body []byte) error {
 	hc := newClient(pool, 1)
+	defer hc.CloseIdleConnections()
 	url := fmt.Sprintf("https://127.0.0.1:%d/mutate-apps-v1-deployment", s.port)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -273,6 +274,9 @@ func waitServing(s *server, pool *x509.CertPool, body []byte) error {
 
 func load(s *server, pool *x509.CertPool, path string, body []byte, c int, d time.Duration, scenario string) result {
 	hc := newClient(pool, c)
+	// Each level's connections end with it: left open, they would count
+	// against the webhook's per-source cap (one address here) in the next.
+	defer hc.CloseIdleConnections()
 	url := fmt.Sprintf("https://127.0.0.1:%d%s", s.port, path)
 	// Warm the connections.
 	var wg sync.WaitGroup
