@@ -147,3 +147,19 @@ func TestCLIVersion(t *testing.T) {
 		t.Errorf("/bin/false reported release %v", v)
 	}
 }
+
+// TestReleasesOldestFirst: `ceph versions` banners become releases, each
+// once, oldest first; a banner that names none is left out.
+func TestReleasesOldestFirst(t *testing.T) {
+	got := releases(map[string]int{
+		"ceph version 18.2.7 (abc) reef (stable)":     1,
+		"ceph version 16.2.15 (def) pacific (stable)": 2,
+		"ceph version 16.2.15 (ghi) pacific (stable)": 1,
+		"ceph version 16.2.9 (jkl) pacific (stable)":  1,
+		"not a banner": 1,
+	})
+	want := []Version{{Major: 16, Minor: 2, Patch: 9}, {Major: 16, Minor: 2, Patch: 15}, {Major: 18, Minor: 2, Patch: 7}}
+	if !slices.Equal(got, want) {
+		t.Errorf("releases = %v, want %v", got, want)
+	}
+}

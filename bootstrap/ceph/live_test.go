@@ -488,3 +488,26 @@ func TestMonitorMissingFallsBackToCLI(t *testing.T) {
 		t.Fatalf("fallback to the CLI: %+v, %v", st, err)
 	}
 }
+
+// TestFacts: a fresh cluster holds its own release as both floors, runs its
+// one mon and one mgr on the installed release, has no standby, and says
+// its health; the CLI and the kept connection read the same.
+func TestFacts(t *testing.T) {
+	ctx := t.Context()
+	cli, err := (&Runner{}).CLIVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := contract.ReleaseNames[cli.Major]
+	for how, r := range map[string]*Runner{"CLI": {}, "kept connection": {Monitor: liveMonitor(t, 5*time.Second)}} {
+		f, err := r.Facts(ctx, liveConn())
+		if err != nil {
+			t.Fatalf("%s: %v", how, err)
+		}
+		if f.RequireOSDRelease != name || f.MinMonRelease != name || f.Standbys != 0 ||
+			!slices.Equal(f.Mons, []Version{cli}) || !slices.Equal(f.Mgrs, []Version{cli}) ||
+			!slices.Contains([]string{"HEALTH_OK", "HEALTH_WARN", "HEALTH_ERR"}, f.Health) {
+			t.Errorf("%s: facts of a fresh %s cluster: %+v; want both floors %q, no standby, one release %s, a health status", how, cli, f, name, cli)
+		}
+	}
+}

@@ -127,19 +127,28 @@ func (m *Monitor) timeout() time.Duration {
 
 // MgrStat reads cluster conn's mgr map summary, as `ceph mgr stat` does.
 func (m *Monitor) MgrStat(ctx context.Context, conn Conn) (MgrStat, error) {
-	start := time.Now()
 	var st MgrStat
-	out, err := m.command(ctx, conn, `{"prefix":"mgr stat","format":"json"}`)
+	err := m.Read(ctx, conn, "mgr stat", &st)
+	return st, err
+}
+
+// Read runs the read-only mon command prefix (one without arguments, such
+// as "mgr stat" or "osd dump") over the kept connection and decodes its
+// JSON answer into v.
+func (m *Monitor) Read(ctx context.Context, conn Conn, prefix string, v any) error {
+	start := time.Now()
+	cmd, _ := json.Marshal(map[string]string{"prefix": prefix, "format": "json"}) // two strings always marshal
+	out, err := m.command(ctx, conn, string(cmd))
 	if err == nil {
-		if err = json.Unmarshal(out, &st); err != nil {
-			err = &Error{Command: "mgr stat", Message: "unexpected output: " + err.Error()}
+		if err = json.Unmarshal(out, v); err != nil {
+			err = &Error{Command: prefix, Message: "unexpected output: " + err.Error()}
 		}
 	}
 	if !errors.Is(err, ErrNoMonitor) {
-		callSeconds.WithLabelValues("mgr stat").Observe(time.Since(start).Seconds())
-		calls.WithLabelValues("mgr stat", string(Read), resultOf(err)).Inc()
+		callSeconds.WithLabelValues(prefix).Observe(time.Since(start).Seconds())
+		calls.WithLabelValues(prefix, string(Read), resultOf(err)).Inc()
 	}
-	return st, err
+	return err
 }
 
 // ErrNoMonitor is the answer while the helper cannot run (no interpreter,

@@ -57,6 +57,8 @@ type Ceph interface {
 	MgrDump(ctx context.Context, conn ceph.Conn) (ceph.MgrMap, error)
 	MgrStat(ctx context.Context, conn ceph.Conn) (ceph.MgrStat, error)
 	MgrMetadata(ctx context.Context, conn ceph.Conn, id string) (ceph.MgrMetadata, error)
+	// Facts reads the release floors, releases, health and standbys (bootstrap/releases).
+	Facts(ctx context.Context, conn ceph.Conn) (ceph.Facts, error)
 	// Run runs one planned command (module enables, options, dashboard).
 	Run(ctx context.Context, conn ceph.Conn, c ceph.Command) ([]byte, error)
 	// Forget drops what is kept for a cluster (a connection) once its last mgr went.
@@ -371,6 +373,10 @@ func (g guarded) MgrStat(ctx context.Context, conn ceph.Conn) (ceph.MgrStat, err
 
 func (g guarded) MgrMetadata(ctx context.Context, conn ceph.Conn, id string) (ceph.MgrMetadata, error) {
 	return guard(g, conn, func() (ceph.MgrMetadata, error) { return g.Ceph.MgrMetadata(ctx, conn, id) })
+}
+
+func (g guarded) Facts(ctx context.Context, conn ceph.Conn) (ceph.Facts, error) {
+	return guard(g, conn, func() (ceph.Facts, error) { return g.Ceph.Facts(ctx, conn) })
 }
 
 func (g guarded) Run(ctx context.Context, conn ceph.Conn, c ceph.Command) ([]byte, error) {

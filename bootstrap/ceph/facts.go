@@ -1,0 +1,105 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package ceph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+)
+
+// Facts are what the release guard judges a mgr's release change by: the
+// release floors the mons and OSDs hold, the cluster's health, its standby
+// mgrs, and the releases its mons and mgrs run.
+type Facts struct {
+	// RequireOSDRelease is the oldest release an OSD may run ("pacific").
+	RequireOSDRelease string
+	// MinMonRelease is the oldest release a mon runs, by name.
+	MinMonRelease string
+	// Health is HEALTH_OK, HEALTH_WARN or HEALTH_ERR.
+	Health string
+	// Standbys is the number of standby mgrs.
+	Standbys int
+	// Mons and Mgrs are the releases the daemons run, oldest first.
+	Mons, Mgrs []Version
+}
+
+// status is the part of `ceph status` Facts reads.
+type status struct {
+	Health struct {
+		Status string `json:"status"`
+	} `json:"health"`
+	MonMap struct {
+		MinMonRelease string `json:"min_mon_release_name"`
+	} `json:"monmap"`
+	MgrMap struct {
+		Standbys int `json:"num_standbys"`
+	} `json:"mgrmap"`
+}
+
+// Facts reads the cluster's facts in three reads, `ceph status`, `ceph osd
+// dump` (require_osd_release) and `ceph versions`: over the Monitor's kept
+// connection, three mon round trips.
+func (r *Runner) Facts(ctx context.Context, conn Conn) (Facts, error) {
+	var f Facts
+	var st status
+	if err := r.readJSON(ctx, conn, "status", &st, "status"); err != nil {
+		return f, err
+	}
+	var osd struct {
+		RequireOSDRelease string `json:"require_osd_release"`
+	}
+	if err := r.readJSON(ctx, conn, "osd dump", &osd, "osd", "dump"); err != nil {
+		return f, err
+	}
+	var versions map[string]map[string]int // daemon type -> banner -> count
+	if err := r.readJSON(ctx, conn, "versions", &versions, "versions"); err != nil {
+		return f, err
+	}
+	f.Health, f.MinMonRelease, f.Standbys = st.Health.Status, st.MonMap.MinMonRelease, st.MgrMap.Standbys
+	f.RequireOSDRelease = osd.RequireOSDRelease
+	f.Mons, f.Mgrs = releases(versions["mon"]), releases(versions["mgr"])
+	return f, nil
+}
+
+// releases are the releases of banners, each once, oldest first; a banner
+// that names no release is left out.
+func releases(banners map[string]int) []Version {
+	var out []Version
+	for b := range banners {
+		if v, err := ParseVersion(b); err == nil && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b Version) int {
+		switch {
+		case a == b:
+			return 0
+		case a.AtLeast(b):
+			return 1
+		}
+		return -1
+	})
+	return out
+}
+
+// readJSON runs the read-only command name (args: its words) and decodes
+// its JSON answer into v: over the Monitor's kept connection when there is
+// one, else by the CLI.
+func (r *Runner) readJSON(ctx context.Context, conn Conn, name string, v any, args ...string) error {
+	if r.Monitor != nil {
+		if err := r.Monitor.Read(ctx, conn, name, v); !errors.Is(err, ErrNoMonitor) {
+			return err
+		}
+	}
+	out, err := r.Run(ctx, conn, Command{Name: name, Kind: Read, Args: args})
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return &Error{Command: name, Message: "unexpected output: " + err.Error()}
+	}
+	return nil
+}
