@@ -118,7 +118,11 @@ func run(n, nss int, binDir string) (err error) {
 			return err
 		}
 	}
-	if err := waitReady(ctx, cl, n, 10*time.Minute); err != nil {
+	// A bound on a run that hangs, not a target: every ceph call for a
+	// mgr's keys is a CLI run of about 0.4 s of CPU, 1,000 mgrs with one key
+	// each took 619 s on 2 cores (2026-12-03), and each now has two (its own
+	// and its server_addr key): 10 minutes was too short.
+	if err := waitReady(ctx, cl, n, 45*time.Minute); err != nil {
 		return fmt.Errorf("not all %d mgrs bootstrapped: %w", n, err)
 	}
 	elapsed := time.Since(t0)
