@@ -50,6 +50,11 @@ type Options struct {
 	// RoleWorkers bounds the clusters asked at once; one whose mon does not
 	// answer holds a worker for the read's timeout, never the others' turn.
 	RoleWorkers int
+	// ReleaseInterval is how often each cluster's release floors, releases,
+	// health and standbys are read into its CephRelease (three mon reads);
+	// 0: never. ReleaseRefresh is how old an unchanged CephRelease may get
+	// before it is written again.
+	ReleaseInterval, ReleaseRefresh time.Duration
 	// AdoptExistingKeys are the namespaces ("*": all) where the controller
 	// takes over a mgr.<id> key that existed before it made one: re-caps it,
 	// uses it, and removes it with the Deployment (the policy's
@@ -89,6 +94,8 @@ func DefaultOptions() Options {
 		CephRetryMax:        cluster.DefaultRetryMax,
 		RoleInterval:        5 * time.Second,
 		RoleWorkers:         16,
+		ReleaseInterval:     time.Minute,
+		ReleaseRefresh:      10 * time.Minute,
 		AuditInterval:       time.Minute,
 		AuditReportLimit:    100,
 		Namespace:           contract.InstallNamespace,

@@ -35,6 +35,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/releases"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/roles"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/policy"
@@ -121,6 +122,15 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 	if err := mgr.Add(&roles.Watcher{Client: r.Client, Recorder: r.Recorder, Clusters: r.Clusters,
 		Interval: orDefault(o.RoleInterval, DefaultOptions().RoleInterval), Workers: orDefault(o.RoleWorkers, DefaultOptions().RoleWorkers), Wrote: apiWrites.Inc}); err != nil {
 		return err
+	}
+	if o.ReleaseInterval > 0 {
+		if err := v1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
+			return err
+		}
+		if err := mgr.Add(&releases.Keeper{Client: r.Client, Clusters: r.Clusters, Ceph: r.Ceph, Interval: o.ReleaseInterval,
+			Refresh: orDefault(o.ReleaseRefresh, DefaultOptions().ReleaseRefresh), Wrote: apiWrites.Inc}); err != nil {
+			return err
+		}
 	}
 	if o.Policy != nil && o.AuditInterval > 0 {
 		if err := mgr.Add(&audit.Auditor{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder,

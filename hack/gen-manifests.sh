@@ -31,7 +31,7 @@ readme=charts/mgr-webhook/README.md
 go run ./hack/gen-chart -kubectl "$kubectl" -out "$chart_out" -readme "$readme_out"
 if [ "$mode" = verify ]; then
   status=0
-  for f in base/webhook/generated/role.yaml base/webhook/generated/manifests.yaml base/bootstrap/generated/role.yaml base/metrics-auth/generated/role.yaml overlays/self-signed/generated/role.yaml base/policy/generated/role.yaml base/policy/generated/mgr.ceph.rook.io_mgrpolicies.yaml; do
+  for f in base/webhook/generated/role.yaml base/webhook/generated/manifests.yaml base/bootstrap/generated/role.yaml base/metrics-auth/generated/role.yaml overlays/self-signed/generated/role.yaml base/policy/generated/role.yaml base/policy/generated/mgr.ceph.rook.io_mgrpolicies.yaml base/policy/generated/mgr.ceph.rook.io_cephreleases.yaml; do
     if ! diff -u "manifests/$f" "$out/$f"; then
       echo "manifests/$f is out of date with the code's markers: run make manifests" >&2
       status=1

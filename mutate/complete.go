@@ -23,6 +23,9 @@ import (
 type ClusterInfo struct {
 	Namespace string
 	FSID      string
+	// Upgrade is what the controller last read of the cluster (its
+	// CephRelease); nil until it has.
+	Upgrade *UpgradeFacts
 }
 
 // Section is a part of a Deployment that Complete may change. The webhook

@@ -27,22 +27,49 @@ const (
 	RuleAllowPrivileged     Rule = "allowPrivileged"
 	RuleAllowHostNetwork    Rule = "allowHostNetwork"
 	RuleDataDirHostPath     Rule = "dataDirHostPath"
+	// RuleUpgradePath refuses a change of a mgr's Ceph release that Ceph's
+	// upgrade path forbids (JudgeUpgrade); RuleUpgradeReadiness says what
+	// makes an allowed one risky now, and warns unless the policy says
+	// otherwise. Both follow images.upgradePath's exemptions.
+	RuleUpgradePath      Rule = "images.upgradePath"
+	RuleUpgradeReadiness Rule = "images.upgradeReadiness"
 )
 
 // Rules are the rules Enforcement may name.
-var Rules = []Rule{RuleAllowedRepositories, RuleMinimumCephVersion, RuleAllowLatest, RuleAllowPrivileged, RuleAllowHostNetwork, RuleDataDirHostPath}
+var Rules = []Rule{RuleAllowedRepositories, RuleMinimumCephVersion, RuleAllowLatest, RuleAllowPrivileged, RuleAllowHostNetwork, RuleDataDirHostPath,
+	RuleUpgradePath, RuleUpgradeReadiness}
+
+// ReleaseRules are the rules of the release guard (ValidateRelease): the
+// webhook judges them, by the cluster's CephRelease; the in-API-server
+// check does not (CEL has no view of a Ceph cluster), and Validate of one
+// object has no change to judge.
+var ReleaseRules = []Rule{RuleUpgradePath, RuleUpgradeReadiness}
+
+// defaultActions are the actions of the rules that do not deny unless the
+// policy's Enforcement says so.
+var defaultActions = map[Rule]Action{RuleUpgradeReadiness: ActionWarn}
+
+// Action is what the policy does on a violation of rule.
+func (p *Policy) Action(rule Rule) Action {
+	if a, ok := p.Enforcement[rule]; ok {
+		return a
+	}
+	if a, ok := defaultActions[rule]; ok {
+		return a
+	}
+	return ActionDeny
+}
 
 // Verdict is a validation's errors split by what each one's rule does.
 type Verdict struct {
 	Deny, Warn, Audit field.ErrorList
 }
 
-// Judge splits errs by the action of each one's rule (its Origin): Deny
-// unless the policy set the rule's action to Warn or Audit.
+// Judge splits errs by the action of each one's rule (its Origin; Action).
 func (p *Policy) Judge(errs field.ErrorList) Verdict {
 	var v Verdict
 	for _, e := range errs {
-		switch p.Enforcement[Rule(e.Origin)] {
+		switch p.Action(Rule(e.Origin)) {
 		case ActionWarn:
 			v.Warn = append(v.Warn, e)
 		case ActionAudit:
@@ -57,7 +84,7 @@ func (p *Policy) Judge(errs field.ErrorList) Verdict {
 // Describe is the one-line account of e under the policy's action for its
 // rule, for a warning or an audit annotation.
 func (p *Policy) Describe(e *field.Error) string {
-	return fmt.Sprintf("%s (policy rule %s: %s)", e.Error(), e.Origin, p.Enforcement[Rule(e.Origin)])
+	return fmt.Sprintf("%s (policy rule %s: %s)", e.Error(), e.Origin, p.Action(Rule(e.Origin)))
 }
 
 func (p *Policy) validateEnforcement(root *field.Path) field.ErrorList {

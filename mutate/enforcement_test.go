@@ -63,7 +63,7 @@ func TestEveryRuleNamesItsViolations(t *testing.T) {
 		})
 	}
 	for _, r := range Rules {
-		if !tagged[r] {
+		if !tagged[r] && !slices.Contains(ReleaseRules, r) { // TestValidateRelease breaks those
 			t.Errorf("rule %s is never broken here", r)
 		}
 	}
@@ -133,7 +133,8 @@ func TestEnforcementValidated(t *testing.T) {
 // TestRuleNamesStatedOnce: Rules is the one list of the rules; the CRD's
 // enforcement field (its description, its size limit, its CEL rule, from
 // the markers on PolicySpec.Enforcement) and the in-API-server check
-// (manifests/base/policy/check.yaml) name exactly those rules.
+// (manifests/base/policy/check.yaml) name exactly those rules (the check:
+// all but ReleaseRules).
 func TestRuleNamesStatedOnce(t *testing.T) {
 	want := make([]string, 0, len(Rules))
 	for _, r := range Rules {
@@ -208,7 +209,8 @@ func TestRuleNamesStatedOnce(t *testing.T) {
 		got = append(got, m[1])
 	}
 	slices.Sort(got)
-	if got = slices.Compact(got); !slices.Equal(got, want) {
-		t.Errorf("the in-API-server check reads the actions of %v, Rules are %v", got, want)
+	inCEL := slices.DeleteFunc(slices.Clone(want), func(r string) bool { return slices.Contains(ReleaseRules, Rule(r)) })
+	if got = slices.Compact(got); !slices.Equal(got, inCEL) {
+		t.Errorf("the in-API-server check reads the actions of %v, want %v (Rules less ReleaseRules)", got, inCEL)
 	}
 }

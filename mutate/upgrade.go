@@ -5,6 +5,10 @@ package mutate
 
 import (
 	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
@@ -21,6 +25,9 @@ type UpgradeFacts struct {
 	Health string
 	// Standbys is the number of standby mgrs in the mgr map.
 	Standbys int
+	// Mons are the releases the mons run, oldest first: a new mgr joins
+	// the cluster from the oldest.
+	Mons []contract.CephVersion
 }
 
 // UpgradeJudgement is the release guard's judgement of a mgr's new release.
@@ -38,7 +45,7 @@ type UpgradeJudgement struct {
 const maxMajorJump = 2
 
 // JudgeUpgrade judges a mgr that ran release from and is to run release to,
-// in a cluster with facts (nil: not read yet). It follows cephadm's rules
+// in a cluster with facts (nil: not read yet, judged by the releases alone). It follows cephadm's rules
 // (src/pybind/mgr/cephadm/upgrade.py: at most two majors at a time, no
 // major downgrade, no downgrade to a pre-release, min_mon_release and
 // require_osd_release at least the target's major less two) and refuses
@@ -71,7 +78,8 @@ func JudgeUpgrade(from, to contract.CephVersion, facts *UpgradeFacts) UpgradeJud
 		}
 	}
 	if facts == nil {
-		j.Cautions = append(j.Cautions, "the controller has not read this cluster's release floors and health yet: the release change is judged by its images alone")
+		// Not read yet (or no controller): the images alone. No caution: a
+		// warning on every release change of such an install is noise.
 		return j
 	}
 	if facts.MinMonRelease < floor {
@@ -99,4 +107,60 @@ func releaseName(major int) string {
 		return fmt.Sprintf("%d (%s)", major, n)
 	}
 	return fmt.Sprint(major)
+}
+
+// ValidateRelease judges the change of a mgr's Ceph release that a write
+// makes (old is nil for a create) by JudgeUpgrade: its refusals under rule
+// images.upgradePath, its cautions under images.upgradeReadiness. A mgr
+// whose release does not change, whose image names no release (other rules
+// say so), or of a namespace images.upgradePath exempts, is judged by
+// nothing; a new mgr is judged against the cluster's oldest mon once the
+// controller has read it (info.Upgrade).
+func ValidateRelease(old, d *appsv1.Deployment, info ClusterInfo, p *Policy) field.ErrorList {
+	if slices.Contains(p.Images.UpgradePath.ExemptNamespaces, info.Namespace) {
+		return nil
+	}
+	to, fp, image, ok := mgrRelease(d)
+	if !ok {
+		return nil
+	}
+	var from contract.CephVersion
+	switch {
+	case old != nil:
+		if from, _, _, ok = mgrRelease(old); !ok {
+			return nil
+		}
+	case info.Upgrade != nil && len(info.Upgrade.Mons) > 0:
+		from = info.Upgrade.Mons[0]
+	default:
+		return nil
+	}
+	j := JudgeUpgrade(from, to, info.Upgrade)
+	var errs field.ErrorList
+	for _, r := range j.Refusals {
+		errs = append(errs, field.Invalid(fp, image, r).WithOrigin(string(RuleUpgradePath)))
+	}
+	for _, c := range j.Cautions {
+		errs = append(errs, field.Invalid(fp, image, c).WithOrigin(string(RuleUpgradeReadiness)))
+	}
+	return errs
+}
+
+// mgrRelease is the Ceph release d's mgr container runs, by its image's
+// tag, with the image's path and value; false when there is none to read.
+func mgrRelease(d *appsv1.Deployment) (contract.CephVersion, *field.Path, string, bool) {
+	i := containerIndex(d.Spec.Template.Spec.Containers, contract.MgrContainerName)
+	if i < 0 {
+		return contract.CephVersion{}, nil, "", false
+	}
+	image := d.Spec.Template.Spec.Containers[i].Image
+	img, err := parseImage(image)
+	if err != nil || img.Tag == "" || img.Tag == "latest" {
+		return contract.CephVersion{}, nil, "", false
+	}
+	v, err := contract.ParseCephTag(img.Tag)
+	if err != nil {
+		return contract.CephVersion{}, nil, "", false
+	}
+	return v, podSpecPath.Child("containers").Index(i).Child("image"), image, true
 }

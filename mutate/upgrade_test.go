@@ -4,9 +4,12 @@
 package mutate
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
@@ -80,10 +83,9 @@ func TestJudgeUpgrade(t *testing.T) {
 			from: "18.2.4", to: "18.2.7", facts: &UpgradeFacts{RequireOSDRelease: "reef", MinMonRelease: 18, Health: "HEALTH_WARN"},
 			cautions: []string{"the cluster is HEALTH_WARN: start a Ceph upgrade from HEALTH_OK", "the cluster has no standby mgr"},
 		},
-		"facts not read yet: the images alone, and said so": {
+		"facts not read yet: the releases alone, no caution": {
 			from: "16.2.15", to: "20.2.4",
 			refusals: []string{"crosses 4 majors"},
-			cautions: []string{"the controller has not read this cluster's release floors and health yet"},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -98,6 +100,71 @@ func TestJudgeUpgrade(t *testing.T) {
 			}
 			check("refusals", j.Refusals, tc.refusals)
 			check("cautions", j.Cautions, tc.cautions)
+		})
+	}
+}
+
+// TestValidateRelease: the release guard on a write: refusals under
+// images.upgradePath and cautions under images.upgradeReadiness, on the mgr
+// image's path; nothing for a write that keeps the release, an image with no
+// release, an exempt namespace, or a new mgr of a cluster never read; the
+// readiness rule warns unless the policy says otherwise.
+func TestValidateRelease(t *testing.T) {
+	_, res := completeFixture(t, fixture{name: "fresh", input: "../manifests/examples/minimal-mgr.yaml", policy: DefaultPolicy()})
+	old := res.Deployment
+	with := func(image string) *appsv1.Deployment {
+		d := old.DeepCopy()
+		d.Spec.Template.Spec.Containers[containerIndex(d.Spec.Template.Spec.Containers, contract.MgrContainerName)].Image = image
+		return d
+	}
+	pacific := &UpgradeFacts{RequireOSDRelease: "pacific", MinMonRelease: 16, Health: "HEALTH_OK", Standbys: 1,
+		Mons: []contract.CephVersion{{Major: 16, Minor: 2, Patch: 15}}}
+	info := func(f *UpgradeFacts) ClusterInfo { return ClusterInfo{Namespace: "rook-ceph", Upgrade: f} }
+	exempt := DefaultPolicy()
+	exempt.Images.UpgradePath.ExemptNamespaces = []string{"rook-ceph"}
+	strictReadiness := DefaultPolicy()
+	strictReadiness.Enforcement = map[Rule]Action{RuleUpgradeReadiness: ActionDeny}
+	image := "spec.template.spec.containers[0].image"
+	for name, tc := range map[string]struct {
+		old, d   *appsv1.Deployment
+		info     ClusterInfo
+		p        *Policy
+		origins  []string // each error's rule, in order
+		deny     int      // errors the policy denies
+		contains string
+	}{
+		"16.2 to 20.2.4 on a Pacific cluster": {old: with("quay.io/ceph/ceph:v16.2.15"), d: with("quay.io/ceph/ceph:v20.2.4"), info: info(pacific),
+			origins: []string{"images.upgradePath", "images.upgradePath", "images.upgradePath"}, deny: 3, contains: "ceph osd require-osd-release reef"},
+		"16.2 to 18.2.7 on a Pacific cluster":                   {old: with("quay.io/ceph/ceph:v16.2.15"), d: with("quay.io/ceph/ceph:v18.2.7"), info: info(pacific)},
+		"a label change keeps the release, whatever the floors": {old: with("quay.io/ceph/ceph:v20.2.4"), d: with("quay.io/ceph/ceph:v20.2.4"), info: info(pacific)},
+		"an exempt namespace":                                   {old: with("quay.io/ceph/ceph:v16.2.15"), d: with("quay.io/ceph/ceph:v20.2.4"), info: info(pacific), p: exempt},
+		"an image that names no release":                        {old: with("quay.io/ceph/ceph:v16.2.15"), d: with("quay.io/ceph/ceph:latest"), info: info(pacific)},
+		"a new mgr, from the oldest mon": {d: with("quay.io/ceph/ceph:v20.2.4"), info: info(pacific),
+			origins: []string{"images.upgradePath", "images.upgradePath", "images.upgradePath"}, deny: 3, contains: "Ceph 16.2.15 to 20.2.4"},
+		"a new mgr of a cluster never read": {d: with("quay.io/ceph/ceph:v20.2.4"), info: info(nil)},
+		"no standby: warned by default": {old: with("quay.io/ceph/ceph:v16.2.14"), d: with("quay.io/ceph/ceph:v16.2.15"),
+			info:    info(&UpgradeFacts{RequireOSDRelease: "pacific", MinMonRelease: 16, Health: "HEALTH_OK"}),
+			origins: []string{"images.upgradeReadiness"}, contains: "no standby mgr"},
+		"no standby: denied where the policy says so": {old: with("quay.io/ceph/ceph:v16.2.14"), d: with("quay.io/ceph/ceph:v16.2.15"), p: strictReadiness,
+			info:    info(&UpgradeFacts{RequireOSDRelease: "pacific", MinMonRelease: 16, Health: "HEALTH_OK"}),
+			origins: []string{"images.upgradeReadiness"}, deny: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := tc.p
+			if p == nil {
+				p = DefaultPolicy()
+			}
+			errs := ValidateRelease(tc.old, tc.d, tc.info, p)
+			var origins []string
+			for _, e := range errs {
+				origins = append(origins, e.Origin)
+				if e.Field != image {
+					t.Errorf("error on %s, want %s: %v", e.Field, image, e)
+				}
+			}
+			if !slices.Equal(origins, tc.origins) || len(p.Judge(errs).Deny) != tc.deny || !strings.Contains(fmt.Sprint(errs), tc.contains) {
+				t.Errorf("rules %v (want %v), denied %d (want %d), want %q in: %v", origins, tc.origins, len(p.Judge(errs).Deny), tc.deny, tc.contains, errs)
+			}
 		})
 	}
 }

@@ -120,12 +120,16 @@ func admit(ctx context.Context, req admission.Request, webhook string, src Polic
 }
 
 // violations are the policy's errors on the write's object: an update is
-// judged by what it changes (mutate.ValidateUpdate).
+// judged by what it changes (mutate.ValidateUpdate), and a change of the
+// mgr's Ceph release by the release guard (mutate.ValidateRelease).
 func (w *governedWrite) violations() field.ErrorList {
+	var errs field.ErrorList
 	if w.old != nil {
-		return mutate.ValidateUpdate(w.old, w.d, w.info, w.in.Policy)
+		errs = mutate.ValidateUpdate(w.old, w.d, w.info, w.in.Policy)
+	} else {
+		errs = mutate.Validate(w.d, w.info, w.in.Policy)
 	}
-	return mutate.Validate(w.d, w.info, w.in.Policy)
+	return append(errs, mutate.ValidateRelease(w.old, w.d, w.info, w.in.Policy)...)
 }
 
 // judgement is the policy's answer to a write's violations, by each

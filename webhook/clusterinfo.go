@@ -13,6 +13,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
@@ -100,7 +102,9 @@ type ClusterInfoCache struct {
 	// byNamespace holds the informers of each served namespace, or of all
 	// under metav1.NamespaceAll.
 	byNamespace map[string]*namespaceInformers
-	start       []func(<-chan struct{})
+	// releases caches the CephReleases (newReleaseInformer).
+	releases cache.SharedIndexInformer
+	start    []func(<-chan struct{})
 }
 
 // RBAC: the two named cluster objects, and mgr Deployments' metadata. List and
@@ -131,6 +135,11 @@ func NewClusterInfoCache(cfg *rest.Config, namespaces ...string) (*ClusterInfoCa
 		}
 	}
 	c := &ClusterInfoCache{byNamespace: map[string]*namespaceInformers{}}
+	releases, startReleases, err := newReleaseInformer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.releases, c.start = releases, append(c.start, startReleases)
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
@@ -241,6 +250,9 @@ func (c *ClusterInfoCache) Lookup(namespace string) (mutate.ClusterInfo, error) 
 	if len(missing) > 0 {
 		return info, &MissingClusterObjectsError{Namespace: namespace, Missing: missing}
 	}
+	obj, _, _ = c.releases.GetIndexer().GetByKey(namespace) // cluster-scoped: keyed by name
+	release, _ := obj.(*v1alpha1.CephRelease)
+	info.Upgrade = upgradeFacts(release, time.Now())
 	return info, nil
 }
 

@@ -90,10 +90,11 @@ type PolicySpec struct {
 	// only), so a stricter rule can be rolled out warn first, then deny.
 	// The rules: images.allowedRepositories, images.minimumCephVersion,
 	// images.allowLatest, allowPrivileged, allowHostNetwork,
-	// dataDirHostPath. The rules that keep a Ceph cluster whole (mgr
+	// dataDirHostPath, images.upgradePath, images.upgradeReadiness (which
+	// warns unless set). The rules that keep a Ceph cluster whole (mgr
 	// identity, one replica, its keyring and fsid) always deny.
-	// +kubebuilder:validation:MaxProperties=6
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['images.allowedRepositories', 'images.minimumCephVersion', 'images.allowLatest', 'allowPrivileged', 'allowHostNetwork', 'dataDirHostPath'])",message="a rule is one of images.allowedRepositories, images.minimumCephVersion, images.allowLatest, allowPrivileged, allowHostNetwork, dataDirHostPath"
+	// +kubebuilder:validation:MaxProperties=8
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['images.allowedRepositories', 'images.minimumCephVersion', 'images.allowLatest', 'allowPrivileged', 'allowHostNetwork', 'dataDirHostPath', 'images.upgradePath', 'images.upgradeReadiness'])",message="a rule is one of images.allowedRepositories, images.minimumCephVersion, images.allowLatest, allowPrivileged, allowHostNetwork, dataDirHostPath, images.upgradePath, images.upgradeReadiness"
 	Enforcement map[Rule]Action `json:"enforcement,omitempty"`
 }
 
@@ -127,6 +128,10 @@ type ImagePolicy struct {
 	MinimumCephVersion string `json:"minimumCephVersion,omitempty"`
 	// AllowLatest admits the "latest" tag (whose release cannot be checked).
 	AllowLatest bool `json:"allowLatest,omitempty"`
+	// UpgradePath is the release guard: a change of a mgr's Ceph release is
+	// judged by Ceph's upgrade path and the cluster's state, as the
+	// bootstrap controller last read it (CephRelease).
+	UpgradePath UpgradePath `json:"upgradePath,omitempty"`
 }
 
 // RookValues are the operator's values that the seed's mgr receives as env.
@@ -220,3 +225,16 @@ type Action string
 // a Ceph cluster whole (one Deployment per mgr id, one replica, its own
 // keyring and fsid, the opt-out label) always deny.
 type Rule string
+
+// UpgradePath configures the release guard (rules images.upgradePath and
+// images.upgradeReadiness).
+//
+// +kubebuilder:object:generate=true
+type UpgradePath struct {
+	// ExemptNamespaces are the Ceph namespaces whose mgrs' release changes
+	// the guard leaves unjudged (an upgrade the site has checked by hand).
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	ExemptNamespaces []string `json:"exemptNamespaces,omitempty"`
+}

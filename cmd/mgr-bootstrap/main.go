@@ -86,6 +86,7 @@ func (o *options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.FinalizerTimeout, "finalizer-timeout", o.FinalizerTimeout, "how long a deleted mgr waits for its cephx key to be removed before letting go")
 	fs.DurationVar(&o.CephRetryMax, "ceph-retry-max", o.CephRetryMax, "the longest wait between attempts while a Ceph cluster does not answer (from 1s, doubling)")
 	fs.DurationVar(&o.RoleInterval, "mgr-role-interval", o.RoleInterval, "how often each cluster with two or more mgrs is asked which mgr is active (`ceph mgr stat`), to label the pods mgr_role")
+	fs.DurationVar(&o.ReleaseInterval, "ceph-release-interval", o.ReleaseInterval, "how often each cluster's release floors, releases, health and standby mgrs are read into its CephRelease (three mon reads), which the webhook's release guard judges by; 0: never")
 	fs.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", 8, "mgr Deployments reconciled at once")
 	fs.StringVar(&o.adopt, "adopt-existing-keys", "", `namespaces (comma-separated, "*" for all) where a mgr.<id> key that existed before the controller made one is adopted (re-capped, removed with the Deployment); the policy's adoptExistingKeys when unset`)
 	fs.StringVar(&o.monNetworks, "mon-networks", "", "networks (CIDRs, comma-separated) a cluster's mon_host may name: a mon address outside them is refused, with no ceph call (an editor who may write rook-ceph-config cannot point the controller elsewhere); empty: any address")

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -101,13 +102,16 @@ func run(m *testing.M) (int, error) {
 	// A strict API server: setting blockOwnerDeletion needs update on the
 	// owner's finalizers, which the shipped RBAC must grant.
 	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
-		CRDs:             []string{filepath.Join(root, "test", "crds")},
+		CRDs:             []string{filepath.Join(root, "test", "crds"), filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_cephreleases.yaml")},
 		AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"},
 	})
 	if err != nil {
 		return 1, err
 	}
 	defer api.Stop()
+	if err := v1alpha1.AddToScheme(api.Scheme); err != nil { // CephRelease
+		return 1, err
+	}
 	scheme := api.Scheme
 	k8s = api.Client
 	w, err := testenv.StartWorkloads(ctx, api)
@@ -155,6 +159,7 @@ func run(m *testing.M) (int, error) {
 	opts.FinalizerTimeout = finalizerTimeout
 	opts.RetryInterval = time.Second
 	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage, nsAdminModules}
+	opts.ReleaseInterval = releaseInterval
 	// Every test cluster's mons are on loopback: every test runs with the
 	// mon networks restricted, and TestMonHostOutsideTheMonNetworks sees one
 	// outside refused.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 	"github.com/rook-mgr/mgr-webhook/webhook"
@@ -58,12 +59,15 @@ func run(m *testing.M) (int, error) {
 	}
 	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
 		ShippedWebhooks: true,
-		CRDs:            []string{filepath.Join(repoRoot, "test", "crds")},
+		CRDs:            []string{filepath.Join(repoRoot, "test", "crds"), filepath.Join(repoRoot, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_cephreleases.yaml")},
 	})
 	if err != nil {
 		return 1, err
 	}
 	defer api.Stop()
+	if err := v1alpha1.AddToScheme(api.Scheme); err != nil { // CephRelease
+		return 1, err
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

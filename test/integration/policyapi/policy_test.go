@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,7 +29,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -405,45 +403,12 @@ func TestExplain(t *testing.T) {
 	}
 }
 
-// warnings collects the warnings the API server passes on from admission.
-type warnings struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen = append(w.seen, text)
-}
-
-// warnedClient is a cluster admin's client whose warnings are collected.
-func warnedClient(t *testing.T) (client.Client, *warnings) {
-	t.Helper()
-	seen := &warnings{}
-	cfg := rest.CopyConfig(api.Config)
-	cfg.WarningHandler = seen
-	c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, seen
-}
-
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.seen
-	w.seen = nil
-	return out
-}
-
 // TestEnforcementActions: a rule's action decides what its violation does
 // to a write: Warn admits it with a warning naming the rule, Audit admits it
 // silently (counted, and in the request's audit annotations), Deny refuses it.
 func TestEnforcementActions(t *testing.T) {
 	ctx := t.Context()
-	c, seen := warnedClient(t)
+	c, seen := api.WarnedClient(t, k8s.Scheme())
 	spec := mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "18.0.0"}}
 	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp); apierrors.IsNotFound(err) {
@@ -467,9 +432,9 @@ func TestEnforcementActions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seen.take()
+			seen.Take()
 			err = c.Create(ctx, mgrWithImage(t, quincy), client.DryRunAll)
-			got := seen.take()
+			got := seen.Take()
 			switch action {
 			case mutate.ActionDeny:
 				if err == nil || !strings.Contains(err.Error(), "spec.template.spec.containers[0].image") {
@@ -607,7 +572,7 @@ func reported(t *testing.T) (map[string][]string, map[string]int64) {
 // spec changes that keep their image, deletion).
 func TestRolloutOfAStricterRule(t *testing.T) {
 	ctx := t.Context()
-	c, seen := warnedClient(t)
+	c, seen := api.WarnedClient(t, k8s.Scheme())
 	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp); apierrors.IsNotFound(err) {
 		if err := k8s.Create(ctx, mp); err != nil {
@@ -677,9 +642,9 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 			})
 
 			// A new Quincy mgr: warned, admitted silently, or denied.
-			seen.take()
+			seen.Take()
 			err := c.Create(ctx, mgrOf(t, "another", "quay.io/ceph/ceph:v17.2.7"), client.DryRunAll)
-			warned := seen.take()
+			warned := seen.Take()
 			switch action {
 			case mutate.ActionWarn:
 				if err != nil || len(warned) != 1 || !strings.Contains(warned[0], "images.minimumCephVersion: Warn") {

@@ -1,0 +1,66 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package releases
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+)
+
+// TestPlan: a namespace with mgrs is read unless its cluster's breaker is
+// open, and only a namespace without mgrs loses its CephRelease.
+func TestPlan(t *testing.T) {
+	mgrs := map[string][]string{"a": {"a"}, "dark": {"a", "b"}, "new": {"a"}}
+	got := plan(mgrs, []string{"a", "dark", "gone"}, func(ns string) bool { return ns == "dark" })
+	want := []step{{Namespace: "a", Read: true}, {Namespace: "gone", Delete: true}, {Namespace: "new", Read: true}}
+	if !slices.Equal(got, want) {
+		t.Errorf("plan = %+v, want %+v", got, want)
+	}
+}
+
+// TestStatusOf: the releases as versions, oldest first, and the read time to
+// the second.
+func TestStatusOf(t *testing.T) {
+	now := time.Date(2026, 12, 7, 3, 0, 0, 600_000_000, time.UTC)
+	st := statusOf(ceph.Facts{RequireOSDRelease: "pacific", MinMonRelease: "pacific", Health: "HEALTH_WARN", Standbys: 2,
+		Mons: []ceph.Version{{Major: 16, Minor: 2, Patch: 9}, {Major: 16, Minor: 2, Patch: 15}}, Mgrs: []ceph.Version{{Major: 18, Minor: 2, Patch: 7}}}, now)
+	if st.RequireOSDRelease != "pacific" || st.MinMonRelease != "pacific" || st.Health != "HEALTH_WARN" || st.StandbyMgrs != 2 ||
+		!slices.Equal(st.MonReleases, []string{"16.2.9", "16.2.15"}) || !slices.Equal(st.MgrReleases, []string{"18.2.7"}) ||
+		!st.ReadTime.Equal(&metav1.Time{Time: now.Truncate(time.Second)}) {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// TestDue: written when a fact changes or the last write is Refresh old, at
+// the boundary; not when only the read time moved.
+func TestDue(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	at := func(d time.Duration, health string) v1alpha1.CephReleaseStatus {
+		return v1alpha1.CephReleaseStatus{RequireOSDRelease: "reef", MinMonRelease: "reef", MonReleases: []string{"18.2.7"},
+			Health: health, StandbyMgrs: 1, ReadTime: metav1.NewTime(t0.Add(d))}
+	}
+	refresh := 10 * time.Minute
+	for name, tc := range map[string]struct {
+		have, want v1alpha1.CephReleaseStatus
+		due        bool
+	}{
+		"nothing changed, a minute on":     {at(0, "HEALTH_OK"), at(time.Minute, "HEALTH_OK"), false},
+		"nothing changed, just under":      {at(0, "HEALTH_OK"), at(refresh-time.Second, "HEALTH_OK"), false},
+		"nothing changed, refresh on":      {at(0, "HEALTH_OK"), at(refresh, "HEALTH_OK"), true},
+		"the health changed, a second on":  {at(0, "HEALTH_OK"), at(time.Second, "HEALTH_WARN"), true},
+		"never written (a zero read time)": {v1alpha1.CephReleaseStatus{}, at(0, "HEALTH_OK"), true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := due(tc.have, tc.want, refresh); got != tc.due {
+				t.Errorf("due = %v, want %v", got, tc.due)
+			}
+		})
+	}
+}
