@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
@@ -186,7 +187,8 @@ func TestChartNamespacedInstall(t *testing.T) {
 	// ServiceAccount: a cluster-wide list would be refused and never sync.
 	spawn("mgr-webhook", namespacesArg("mgr-webhook"), "--cert-mode=self-signed", "--namespace="+ns, "--leader-elect",
 		"--cert-dir="+t.TempDir(), "--host="+hostIP, "--port="+strconv.Itoa(port))
-	spawn("mgr-bootstrap", namespacesArg("mgr-bootstrap"), "--namespace="+ns, "--leader-election-namespace="+ns, "--ceph-connect-timeout=5s")
+	spawn("mgr-bootstrap", namespacesArg("mgr-bootstrap"), "--namespace="+ns, "--leader-election-namespace="+ns, "--ceph-connect-timeout=5s",
+		"--ceph-release-interval=2s")
 
 	apply := func(manifest []byte) ([]byte, error) {
 		c := exec.Command(api.Kubectl, "--kubeconfig", api.Kubeconfig, "apply", "-f", "-")
@@ -250,6 +252,32 @@ func TestChartNamespacedInstall(t *testing.T) {
 		t.Error("the keyring Secret does not hold the key Ceph has for mgr.b")
 	}
 
+	// A CephRelease is cluster-scoped: the namespaced install still lets
+	// the controller write the served cluster's (and no other), and the
+	// webhook read them.
+	release := func(name string) (*unstructured.Unstructured, error) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("CephRelease"))
+		return u, k8s.Get(ctx, client.ObjectKey{Name: name}, u)
+	}
+	poll("the controller's CephRelease of "+cephNS, time.Minute, func() bool {
+		u, err := release(cephNS)
+		osd, _, _ := unstructured.NestedString(u.Object, "status", "requireOSDRelease")
+		return err == nil && osd != ""
+	})
+	if _, err := release(unlisted); !apierrors.IsNotFound(err) {
+		t.Errorf("a CephRelease of the unlisted namespace: %v", err)
+	}
+	asWebhook, err := client.New(api.ConfigAs(testenv.ServiceAccountUser(ns, "mgr-webhook")), client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("CephReleaseList"))
+	if err := asWebhook.List(ctx, list); err != nil || len(list.Items) == 0 {
+		t.Errorf("the webhook lists the CephReleases: %d, %v", len(list.Items), err)
+	}
+
 	stored := &appsv1.Deployment{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: unlisted, Name: "rook-ceph-mgr-c"}, stored); err != nil {
 		t.Fatal(err)
@@ -307,7 +335,9 @@ func TestChartCephNamespacesValue(t *testing.T) {
 			for _, name := range clusterBindings {
 				// mgr-policy: a MgrPolicy is cluster-scoped, read-only but for its status.
 				// mgr-bootstrap-finalizers: a deleted Ceph namespace's mgrs are released.
-				if name != "mgr-metrics-auth" && name != "mgr-webhook-certs" && name != "mgr-policy" && name != "mgr-bootstrap-finalizers" {
+				// mgr-*-cephreleases: a CephRelease is cluster-scoped.
+				if !slices.Contains([]string{"mgr-metrics-auth", "mgr-webhook-certs", "mgr-policy", "mgr-bootstrap-finalizers",
+					"mgr-bootstrap-cephreleases", "mgr-webhook-cephreleases"}, name) {
 					t.Errorf("ClusterRoleBinding %s in a namespaced install", name)
 				}
 			}
