@@ -33,7 +33,7 @@ var runs = map[string][]string{
 }
 
 // clusterScoped are the cluster-scoped resources the markers name.
-var clusterScoped = []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations", "tokenreviews", "subjectaccessreviews", "mgrpolicies", "mgrpolicies/status"}
+var clusterScoped = []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations", "tokenreviews", "subjectaccessreviews", "mgrpolicies", "mgrpolicies/status", "cephreleases", "cephreleases/status"}
 
 // declared is one +kubebuilder:rbac marker: what the code next to it needs.
 type declared struct {
