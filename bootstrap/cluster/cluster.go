@@ -110,6 +110,8 @@ type state struct {
 	failures int
 	lastTry  time.Time
 	last     *ceph.Error
+	// answered: its last call got an answer (whatever it said).
+	answered bool
 }
 
 // New is the cache of the clusters reached with reader (the two Secrets,
@@ -209,9 +211,9 @@ func (c *Cache) observe(ns string, now time.Time, err error) {
 	st := c.stateOf(ns)
 	was := st.failures > 0
 	if unreachable {
-		st.failures, st.lastTry, st.last = st.failures+1, now, e
+		st.failures, st.lastTry, st.last, st.answered = st.failures+1, now, e, false
 	} else {
-		st.failures, st.last = 0, nil
+		st.failures, st.last, st.answered = 0, nil, true
 	}
 	c.gauge()
 	answered := was && !unreachable && c.answered != nil
@@ -239,6 +241,17 @@ func (c *Cache) Unreachable(ns string) bool {
 	defer c.mu.Unlock()
 	st := c.m[ns]
 	return st != nil && st.failures > 0
+}
+
+// Answered reports whether cluster ns's last call got an answer: a reader
+// that should never be the one to find a cluster unreachable (the
+// CephRelease keeper) reads only those, and leaves the first try and the
+// probes to the reconciles and the role watcher.
+func (c *Cache) Answered(ns string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.m[ns]
+	return st != nil && st.answered
 }
 
 // RetryAfter is how long from now cluster ns is next tried: while its

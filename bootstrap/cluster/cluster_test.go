@@ -315,3 +315,30 @@ func TestRecentExpires(t *testing.T) {
 		t.Errorf("Recent past its TTL: %d reads (want a fresh read), %v", *reads, err)
 	}
 }
+
+// TestAnswered: a cluster never tried, or whose last call found it
+// unreachable, has not answered; any answer, an error one included, has;
+// a refusal while the breaker is open changes nothing.
+func TestAnswered(t *testing.T) {
+	for name, tc := range map[string]struct {
+		calls []error
+		want  bool
+	}{
+		"never tried":                 {},
+		"answered":                    {calls: []error{nil}, want: true},
+		"an error answer":             {calls: []error{refused}, want: true},
+		"unreachable after answering": {calls: []error{nil, unreachable}},
+		"answered again":              {calls: []error{unreachable, nil}, want: true},
+		"a refusal is not a call":     {calls: []error{nil, unreachable, &BreakerOpen{last: unreachable}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := New(nil, &fakeCeph{}, nil, 0)
+			for i, err := range tc.calls {
+				c.observe("ns", t0.Add(time.Duration(i)*time.Second), err)
+			}
+			if got := c.Answered("ns"); got != tc.want {
+				t.Errorf("Answered = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

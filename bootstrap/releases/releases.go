@@ -42,14 +42,15 @@ type step struct {
 	Delete bool
 }
 
-// plan decides a pass: every namespace with a mgr whose cluster's breaker
-// is closed is read (an open one keeps its last CephRelease, whose read
-// time says how old it is), and every CephRelease of a namespace without a
-// mgr is deleted.
-func plan(mgrs map[string][]string, have []string, unreachable func(ns string) bool) []step {
+// plan decides a pass: every namespace with a mgr whose cluster answered
+// its last call is read (one that did not, or was never tried, keeps its
+// last CephRelease, whose read time says how old it is: the keeper is never
+// the one to find a cluster unreachable, nor probes one), and every
+// CephRelease of a namespace without a mgr is deleted.
+func plan(mgrs map[string][]string, have []string, answered func(ns string) bool) []step {
 	var steps []step
 	for ns := range mgrs {
-		if !unreachable(ns) {
+		if answered(ns) {
 			steps = append(steps, step{Namespace: ns, Read: true})
 		}
 	}
@@ -149,7 +150,7 @@ func (k *Keeper) pass(ctx context.Context) {
 		have[list.Items[i].Name] = &list.Items[i]
 		names = append(names, list.Items[i].Name)
 	}
-	for _, s := range plan(contract.ClusterMgrs(ds.Items), names, k.Clusters.Unreachable) {
+	for _, s := range plan(contract.ClusterMgrs(ds.Items), names, k.Clusters.Answered) {
 		var err error
 		if s.Delete {
 			err = client.IgnoreNotFound(k.Client.Delete(ctx, have[s.Namespace]))

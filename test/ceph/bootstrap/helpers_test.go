@@ -152,6 +152,21 @@ func metric(t *testing.T, name string, match map[string]string) float64 {
 	return sum
 }
 
+// keeperReads are the commands of the CephRelease keeper (bootstrap/releases),
+// which reads every cluster that answers on its own interval: the tests
+// that count the reconciles' calls leave them out.
+var keeperReads = []string{"status", "osd dump", "versions"}
+
+// reconcileCalls is mgr_bootstrap_ceph_calls_total less the keeper's reads.
+func reconcileCalls(t *testing.T) float64 {
+	t.Helper()
+	n := metric(t, "mgr_bootstrap_ceph_calls_total", nil)
+	for _, c := range keeperReads {
+		n -= metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": c})
+	}
+	return n
+}
+
 func enabledModules(t *testing.T, c *cephtest.Cluster) map[string]bool {
 	t.Helper()
 	mods, err := c.EnabledModules(context.Background())
