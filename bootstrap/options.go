@@ -55,6 +55,9 @@ type Options struct {
 	// 0: never. ReleaseRefresh is how old an unchanged CephRelease may get
 	// before it is written again.
 	ReleaseInterval, ReleaseRefresh time.Duration
+	// Namespaces are the Ceph namespaces served (a namespaced install);
+	// none: all. Another install's CephReleases are not this one's to remove.
+	Namespaces []string
 	// AdoptExistingKeys are the namespaces ("*": all) where the controller
 	// takes over a mgr.<id> key that existed before it made one: re-caps it,
 	// uses it, and removes it with the Deployment (the policy's

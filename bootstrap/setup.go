@@ -127,7 +127,7 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 		if err := v1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
 			return err
 		}
-		if err := mgr.Add(&releases.Keeper{Client: r.Client, Clusters: r.Clusters, Ceph: r.Ceph, Interval: o.ReleaseInterval,
+		if err := mgr.Add(&releases.Keeper{Client: r.Client, Clusters: r.Clusters, Ceph: r.Ceph, Interval: o.ReleaseInterval, Namespaces: o.Namespaces,
 			Refresh: orDefault(o.ReleaseRefresh, DefaultOptions().ReleaseRefresh), Wrote: apiWrites.Inc}); err != nil {
 			return err
 		}

@@ -10,9 +10,11 @@ package releases
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,8 +48,10 @@ type step struct {
 // its last call is read (one that did not, or was never tried, keeps its
 // last CephRelease, whose read time says how old it is: the keeper is never
 // the one to find a cluster unreachable, nor probes one), and every
-// CephRelease of a namespace without a mgr is deleted.
-func plan(mgrs map[string][]string, have []string, answered func(ns string) bool) []step {
+// CephRelease of a namespace without a mgr is deleted, when the install
+// serves that namespace (served; none: all): another install's are not
+// this one's.
+func plan(mgrs map[string][]string, have, served []string, answered func(ns string) bool) []step {
 	var steps []step
 	for ns := range mgrs {
 		if answered(ns) {
@@ -55,19 +59,11 @@ func plan(mgrs map[string][]string, have []string, answered func(ns string) bool
 		}
 	}
 	for _, ns := range have {
-		if _, ok := mgrs[ns]; !ok {
+		if _, ok := mgrs[ns]; !ok && (len(served) == 0 || slices.Contains(served, ns)) {
 			steps = append(steps, step{Namespace: ns, Delete: true})
 		}
 	}
-	slices.SortFunc(steps, func(a, b step) int {
-		if a.Namespace < b.Namespace {
-			return -1
-		}
-		if a.Namespace > b.Namespace {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(steps, func(a, b step) int { return strings.Compare(a.Namespace, b.Namespace) })
 	return steps
 }
 
@@ -92,13 +88,7 @@ func statusOf(f ceph.Facts, now time.Time) v1alpha1.CephReleaseStatus {
 func due(have, want v1alpha1.CephReleaseStatus, refresh time.Duration) bool {
 	stale := want.ReadTime.Sub(have.ReadTime.Time) >= refresh
 	have.ReadTime, want.ReadTime = metav1.Time{}, metav1.Time{}
-	return stale || !equalStatus(have, want)
-}
-
-func equalStatus(a, b v1alpha1.CephReleaseStatus) bool {
-	return a.RequireOSDRelease == b.RequireOSDRelease && a.MinMonRelease == b.MinMonRelease &&
-		slices.Equal(a.MonReleases, b.MonReleases) && slices.Equal(a.MgrReleases, b.MgrReleases) &&
-		a.Health == b.Health && a.StandbyMgrs == b.StandbyMgrs
+	return stale || !equality.Semantic.DeepEqual(have, want)
 }
 
 // Keeper reads each cluster every Interval and keeps its CephRelease.
@@ -111,6 +101,8 @@ type Keeper struct {
 	// CephRelease that did not change may get before it is written again
 	// (its read time then says the controller still reads the cluster).
 	Interval, Refresh time.Duration
+	// Namespaces are the Ceph namespaces the install serves (none: all).
+	Namespaces []string
 	// Wrote counts each API write (the controller's write counter).
 	Wrote func()
 }
@@ -150,7 +142,7 @@ func (k *Keeper) pass(ctx context.Context) {
 		have[list.Items[i].Name] = &list.Items[i]
 		names = append(names, list.Items[i].Name)
 	}
-	for _, s := range plan(contract.ClusterMgrs(ds.Items), names, k.Clusters.Answered) {
+	for _, s := range plan(contract.ClusterMgrs(ds.Items), names, k.Namespaces, k.Clusters.Answered) {
 		var err error
 		if s.Delete {
 			err = client.IgnoreNotFound(k.Client.Delete(ctx, have[s.Namespace]))

@@ -16,13 +16,20 @@ import (
 
 // TestPlan: a namespace with mgrs is read only when its cluster answered
 // its last call (not one whose breaker is open, nor one never tried), and
-// only a namespace without mgrs loses its CephRelease.
+// only a namespace without mgrs loses its CephRelease, and only in a
+// namespace the install serves.
 func TestPlan(t *testing.T) {
 	mgrs := map[string][]string{"a": {"a"}, "dark": {"a", "b"}, "untried": {"a"}}
-	got := plan(mgrs, []string{"a", "dark", "gone"}, func(ns string) bool { return ns == "a" })
+	answered := func(ns string) bool { return ns == "a" }
+	got := plan(mgrs, []string{"a", "dark", "gone"}, nil, answered)
 	want := []step{{Namespace: "a", Read: true}, {Namespace: "gone", Delete: true}}
 	if !slices.Equal(got, want) {
 		t.Errorf("plan = %+v, want %+v", got, want)
+	}
+	// A namespaced install leaves another install's CephRelease alone.
+	got = plan(mgrs, []string{"a", "gone", "others"}, []string{"a", "gone", "dark", "untried"}, answered)
+	if !slices.Equal(got, want) {
+		t.Errorf("namespaced plan = %+v, want %+v", got, want)
 	}
 }
 

@@ -131,6 +131,7 @@ func run(o options) error {
 	// flag given, even empty, overrides it. The audit judges by all of it.
 	o.Policy, o.PolicyName, o.Pod = policies, o.policyName, o.podName
 	o.Modules = flagList(o.set["modules"], contract.SplitList(o.modules))
+	o.Namespaces = contract.SplitList(o.namespaces)
 	o.ModuleChoices = flagList(o.set["module-choices"], contract.SplitList(o.choices))
 	o.AdoptExistingKeys = flagList(o.set["adopt-existing-keys"], contract.SplitList(o.adopt))
 	if o.MonNetworks, err = ceph.ParseNetworks(contract.SplitList(o.monNetworks)); err != nil {

@@ -35,7 +35,7 @@ func TestCephReleaseRecordsTheCluster(t *testing.T) {
 	rel := cephRelease(t)
 	name := contract.ReleaseNames[rel.Major]
 	cr := &v1alpha1.CephRelease{}
-	eventually(t, 10*releaseInterval, "CephRelease "+nsMain+" written", func(ctx context.Context) (bool, error) {
+	eventually(t, 2*time.Minute, "CephRelease "+nsMain+" written", func(ctx context.Context) (bool, error) {
 		err := k8s.Get(ctx, client.ObjectKey{Name: nsMain}, cr)
 		return err == nil && cr.Status.RequireOSDRelease != "", err
 	})
@@ -82,7 +82,7 @@ func TestCephReleaseRecordsTheCluster(t *testing.T) {
 	if err := k8s.Create(ctx, stale); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*releaseInterval, "CephRelease ceph-no-mgrs removed", func(ctx context.Context) (bool, error) {
+	eventually(t, 2*time.Minute, "CephRelease ceph-no-mgrs removed", func(ctx context.Context) (bool, error) {
 		err := k8s.Get(ctx, client.ObjectKey{Name: stale.Name}, &v1alpha1.CephRelease{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})

@@ -260,7 +260,7 @@ func TestChartNamespacedInstall(t *testing.T) {
 		u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("CephRelease"))
 		return u, k8s.Get(ctx, client.ObjectKey{Name: name}, u)
 	}
-	poll("the controller's CephRelease of "+cephNS, time.Minute, func() bool {
+	poll("the controller's CephRelease of "+cephNS, 2*time.Minute, func() bool {
 		u, err := release(cephNS)
 		osd, _, _ := unstructured.NestedString(u.Object, "status", "requireOSDRelease")
 		return err == nil && osd != ""
