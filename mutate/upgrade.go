@@ -88,9 +88,13 @@ func JudgeUpgrade(from, to contract.CephVersion, facts *UpgradeFacts) UpgradeJud
 			releaseName(facts.MinMonRelease), to, releaseName(floor), releaseName(floor)))
 	}
 	if osd, ok := contract.ReleaseMajor(facts.RequireOSDRelease); !ok || osd < floor {
+		name, known := contract.ReleaseNames[floor]
+		if !known {
+			name = fmt.Sprintf("<the name of release %d>", floor)
+		}
 		j.Refusals = append(j.Refusals, fmt.Sprintf(
 			"the cluster's require_osd_release is %q, and Ceph %s needs %s or later: once every OSD runs %s or later, raise it with `ceph osd require-osd-release %s`",
-			facts.RequireOSDRelease, to, releaseName(floor), releaseName(floor), contract.ReleaseNames[floor]))
+			facts.RequireOSDRelease, to, releaseName(floor), releaseName(floor), name))
 	}
 	if facts.Health != "HEALTH_OK" {
 		j.Cautions = append(j.Cautions, fmt.Sprintf("the cluster is %s: start a Ceph upgrade from HEALTH_OK (`ceph health detail` says what is wrong)", facts.Health))

@@ -83,6 +83,11 @@ func TestJudgeUpgrade(t *testing.T) {
 			from: "18.2.4", to: "18.2.7", facts: &UpgradeFacts{RequireOSDRelease: "reef", MinMonRelease: 18, Health: "HEALTH_WARN"},
 			cautions: []string{"the cluster is HEALTH_WARN: start a Ceph upgrade from HEALTH_OK", "the cluster has no standby mgr"},
 		},
+		"a release past the names known: the command says what to name": {
+			from: "20.2.4", to: "24.2.0", facts: at("tentacle", 20),
+			refusals: []string{"crosses 4 majors", "needs 22 or later: upgrade every mon to 22 first",
+				"needs 22 or later: once every OSD runs 22 or later, raise it with `ceph osd require-osd-release <the name of release 22>`"},
+		},
 		"facts not read yet: the releases alone, no caution": {
 			from: "16.2.15", to: "20.2.4",
 			refusals: []string{"crosses 4 majors"},

@@ -140,7 +140,8 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if c.API, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
 		ShippedWebhooks:  true,
 		AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"},
-		CRDs:             []string{filepath.Join(o.RepoRoot, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml")},
+		CRDs: []string{filepath.Join(o.RepoRoot, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml"),
+			filepath.Join(o.RepoRoot, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_cephreleases.yaml")},
 	}); err != nil {
 		return c, err
 	}
