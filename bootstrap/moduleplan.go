@@ -28,7 +28,7 @@ type moduleInputs struct {
 	// Backend is the orchestrator backend to set once rook is on ("" to skip).
 	Backend string
 	// Ours are the modules this controller turned on in the cluster, as its
-	// record in Ceph says (ModulesRecordKey): the only ones it ever turns
+	// record in Ceph says (contract.ModulesRecordKey): the only ones it ever turns
 	// off. A module someone else turned on, before the controller ran or
 	// beside it, is never disabled by it.
 	Ours []string

@@ -102,23 +102,13 @@ func (r *Reconciler) enableModules(ctx context.Context, s *scope) (ctrl.Result, 
 	return ctrl.Result{}, false, nil
 }
 
-// ModulesRecordKey is where, in each Ceph cluster's config-key store, the
-// controller records the modules it turned on itself (comma-separated): the
-// only ones it turns off. It lives in Ceph, written with the admin key, so
-// no namespace editor writes it and no status written back replays it; it is
-// the cluster's, as the modules are.
-const ModulesRecordKey = "mgr-bootstrap/modules-enabled"
-
-// modulesRecord reads ModulesRecordKey: none yet is an empty record.
+// modulesRecord reads contract.ModulesRecordKey: none yet is an empty record.
 func (r *Reconciler) modulesRecord(ctx context.Context, conn ceph.Conn) ([]string, error) {
-	out, err := r.Ceph.Run(ctx, conn, ceph.Command{Name: "config-key get", Kind: ceph.Read, Args: []string{"config-key", "get", ModulesRecordKey}})
-	if ceph.IsNotFound(err) {
-		return nil, nil
-	}
+	v, err := ceph.ConfigKey(ctx, r.Ceph, conn, contract.ModulesRecordKey)
 	if err != nil {
 		return nil, fmt.Errorf("reading the modules this controller turned on: %w", err)
 	}
-	return contract.SplitList(strings.Trim(strings.TrimSpace(string(out)), `"`)), nil
+	return contract.SplitList(v), nil
 }
 
 // runModulePlan reads the release the mgr runs, plans the module commands for its
@@ -146,8 +136,7 @@ func (r *Reconciler) runModulePlan(ctx context.Context, s *scope, conn ceph.Conn
 	// The record goes first: a module is claimed before it is turned on, so
 	// an enable that succeeds is never left unrecorded by a later failure.
 	if !slices.Equal(plan.Ours, sortedCopy(ours)) {
-		if _, err := r.Ceph.Run(ctx, conn, ceph.Command{Name: "config-key set", Kind: ceph.Write,
-			Args: []string{"config-key", "set", ModulesRecordKey, strings.Join(plan.Ours, ",")}}); err != nil {
+		if err := ceph.SetConfigKey(ctx, r.Ceph, conn, contract.ModulesRecordKey, strings.Join(plan.Ours, ",")); err != nil {
 			return fmt.Errorf("recording the modules this controller turns on: %w", err)
 		}
 	}

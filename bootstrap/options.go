@@ -55,6 +55,13 @@ type Options struct {
 	// 0: never. ReleaseRefresh is how old an unchanged CephRelease may get
 	// before it is written again.
 	ReleaseInterval, ReleaseRefresh time.Duration
+	// ModuleFailoverInterval, when set, is the least time between two
+	// failovers of a cluster's active mgr for a module of the controller's
+	// that failed on it (read with the CephRelease, so only while
+	// ReleaseInterval is on); 0: never fail over (the default: a module
+	// that cannot run on any mgr, such as rook where the mgr has no
+	// Kubernetes credentials, would cost a failover every interval).
+	ModuleFailoverInterval time.Duration
 	// Namespaces are the Ceph namespaces served (a namespaced install);
 	// none: all. Another install's CephReleases are not this one's to remove.
 	Namespaces []string

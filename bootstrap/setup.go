@@ -35,6 +35,7 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/recovery"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/releases"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/roles"
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -127,8 +128,12 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 		if err := v1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
 			return err
 		}
-		if err := mgr.Add(&releases.Keeper{Client: r.Client, Clusters: r.Clusters, Ceph: r.Ceph, Interval: o.ReleaseInterval, Namespaces: o.Namespaces,
-			Refresh: orDefault(o.ReleaseRefresh, DefaultOptions().ReleaseRefresh), Wrote: apiWrites.Inc}); err != nil {
+		k := &releases.Keeper{Client: r.Client, Clusters: r.Clusters, Ceph: r.Ceph, Interval: o.ReleaseInterval, Namespaces: o.Namespaces,
+			Refresh: orDefault(o.ReleaseRefresh, DefaultOptions().ReleaseRefresh), Wrote: apiWrites.Inc}
+		if o.ModuleFailoverInterval > 0 {
+			k.Observers = append(k.Observers, &recovery.Recovery{Client: r.Client, Recorder: r.Recorder, Ceph: r.Ceph, Interval: o.ModuleFailoverInterval})
+		}
+		if err := mgr.Add(k); err != nil {
 			return err
 		}
 	}

@@ -32,6 +32,20 @@ const (
 	AppName = "rook-ceph-mgr"
 )
 
+// Where, in each Ceph cluster's config-key store, the controller records
+// what it must remember of the cluster. They live in Ceph, written with the
+// admin key, so no namespace editor writes them and no status written back
+// replays them; they are the cluster's, as the modules are.
+const (
+	// ModulesRecordKey: the modules the controller turned on itself
+	// (comma-separated), the only ones it turns off.
+	ModulesRecordKey = "mgr-bootstrap/modules-enabled"
+	// ModuleFailoverKey: when the controller last failed the active mgr
+	// over for a failed module (RFC 3339), so that its budget outlives a
+	// restart of the controller.
+	ModuleFailoverKey = "mgr-bootstrap/module-failover"
+)
+
 // The install: the namespace the manifests and the chart install into, and
 // its two components' names, each one's Deployment, ServiceAccount, Event
 // source, field manager and leader-election lease prefix.

@@ -31,7 +31,8 @@ type CephRelease struct {
 }
 
 // CephReleaseStatus is one read of a cluster: `ceph status`, `ceph osd
-// dump` and `ceph versions`.
+// dump` and `ceph versions` (and `ceph health detail` while a mgr module
+// has failed).
 type CephReleaseStatus struct {
 	// RequireOSDRelease is the oldest release an OSD may run, by name
 	// (raised by `ceph osd require-osd-release`).
@@ -53,9 +54,27 @@ type CephReleaseStatus struct {
 	Health string `json:"health,omitempty"`
 	// StandbyMgrs is the number of standby mgrs in the mgr map.
 	StandbyMgrs int32 `json:"standbyMgrs"`
+	// FailedModules are the mgr modules that failed on the active mgr
+	// (health check MGR_MODULE_ERROR), each with Ceph's error.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	FailedModules []FailedModule `json:"failedModules,omitempty"`
 	// ReadTime is when the controller read the cluster.
 	// +optional
 	ReadTime metav1.Time `json:"readTime,omitzero"`
+}
+
+// FailedModule is a mgr module that failed on the active mgr.
+type FailedModule struct {
+	// Name is the module's name ("prometheus").
+	// +kubebuilder:validation:MaxLength=128
+	Name string `json:"name"`
+	// Error is Ceph's error for it, cut to 512 bytes.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Error string `json:"error,omitempty"`
 }
 
 // CephReleaseList is a list of CephRelease.

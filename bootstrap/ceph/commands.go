@@ -8,11 +8,37 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // The commands the bootstrap controller uses, each with its metric name.
+
+// Commander runs one command: a Runner, or cluster.Cache's guarded ceph.
+type Commander interface {
+	Run(ctx context.Context, conn Conn, c Command) ([]byte, error)
+}
+
+// ConfigKey is the value of key in the cluster's config-key store, where
+// the controller keeps what it must remember of a cluster (admin-written,
+// so no namespace editor writes it); "" when key is not set.
+func ConfigKey(ctx context.Context, r Commander, conn Conn, key string) (string, error) {
+	out, err := r.Run(ctx, conn, Command{Name: "config-key get", Kind: Read, Args: []string{"config-key", "get", key}})
+	if IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.Trim(strings.TrimSpace(string(out)), `"`), nil
+}
+
+// SetConfigKey sets key in the cluster's config-key store to value.
+func SetConfigKey(ctx context.Context, r Commander, conn Conn, key, value string) error {
+	_, err := r.Run(ctx, conn, Command{Name: "config-key set", Kind: Write, Args: []string{"config-key", "set", key, value}})
+	return err
+}
 
 // GetOrCreateKey returns the cephx key of entity, creating it with caps.
 // EINVAL means the entity exists with other caps.

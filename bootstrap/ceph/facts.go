@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
+	"unicode/utf8"
 )
 
 // Facts are what the release guard judges a mgr's release change by: the
@@ -24,13 +26,18 @@ type Facts struct {
 	Standbys int
 	// Mons and Mgrs are the releases the daemons run, oldest first.
 	Mons, Mgrs []Version
+	// FailedModules are the mgr modules that failed on the active mgr
+	// (health check MGR_MODULE_ERROR), each with Ceph's error.
+	FailedModules map[string]string
 }
+
+// ModuleErrorCheck is the health check the active mgr raises while a module
+// of its has failed; Ceph leaves the module failed until that mgr restarts.
+const ModuleErrorCheck = "MGR_MODULE_ERROR"
 
 // status is the part of `ceph status` Facts reads.
 type status struct {
-	Health struct {
-		Status string `json:"status"`
-	} `json:"health"`
+	Health health `json:"health"`
 	MonMap struct {
 		MinMonRelease string `json:"min_mon_release_name"`
 	} `json:"monmap"`
@@ -39,9 +46,51 @@ type status struct {
 	} `json:"mgrmap"`
 }
 
+// health is `ceph health detail`, and the part of `ceph status` that says
+// the same without the details.
+type health struct {
+	Status string `json:"status"`
+	Checks map[string]struct {
+		Summary struct {
+			Message string `json:"message"`
+		} `json:"summary"`
+		Detail []struct {
+			Message string `json:"message"`
+		} `json:"detail"`
+	} `json:"checks"`
+}
+
+// failedModules reads "Module 'NAME' has failed: ERROR", as Ceph words each
+// failed module of MGR_MODULE_ERROR, from the check's details, or from its
+// summary when there is one module (`ceph status` gives no details).
+func (h health) failedModules() map[string]string {
+	c, ok := h.Checks[ModuleErrorCheck]
+	if !ok {
+		return nil
+	}
+	lines := []string{c.Summary.Message}
+	for _, d := range c.Detail {
+		lines = append(lines, d.Message)
+	}
+	out := map[string]string{}
+	for _, l := range lines {
+		rest, ok := strings.CutPrefix(l, "Module '")
+		if !ok {
+			continue
+		}
+		if name, msg, ok := strings.Cut(rest, "' has failed: "); ok {
+			out[name] = msg
+		} else if name, ok := strings.CutSuffix(rest, "' has failed"); ok {
+			out[name] = ""
+		}
+	}
+	return out
+}
+
 // Facts reads the cluster's facts in three reads, `ceph status`, `ceph osd
 // dump` (require_osd_release) and `ceph versions`: over the Monitor's kept
-// connection, three mon round trips.
+// connection, three mon round trips; and `ceph health detail` by the CLI
+// while a mgr module has failed, to name each.
 func (r *Runner) Facts(ctx context.Context, conn Conn) (Facts, error) {
 	var f Facts
 	var st status
@@ -61,6 +110,17 @@ func (r *Runner) Facts(ctx context.Context, conn Conn) (Facts, error) {
 	f.Health, f.MinMonRelease, f.Standbys = st.Health.Status, st.MonMap.MinMonRelease, st.MgrMap.Standbys
 	f.RequireOSDRelease = osd.RequireOSDRelease
 	f.Mons, f.Mgrs = releases(versions["mon"]), releases(versions["mgr"])
+	if _, failed := st.Health.Checks[ModuleErrorCheck]; failed {
+		var detail health
+		out, err := r.Run(ctx, conn, Command{Name: "health detail", Kind: Read, Args: []string{"health", "detail"}})
+		if err != nil {
+			return f, err
+		}
+		if err := json.Unmarshal(out, &detail); err != nil {
+			return f, &Error{Command: "health detail", Message: "unexpected output: " + err.Error()}
+		}
+		f.FailedModules = detail.failedModules()
+	}
 	return f, nil
 }
 
@@ -83,6 +143,18 @@ func releases(banners map[string]int) []Version {
 		return -1
 	})
 	return out
+}
+
+// Cut is s, text Ceph wrote, in at most n bytes, cut at a character's
+// start: to fit a bounded Kubernetes field.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // readJSON runs the read-only command name (args: its words) and decodes

@@ -9,6 +9,7 @@ package releases
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,11 @@ import (
 // Reader reads a cluster's facts (cluster.Cache's guarded ceph).
 type Reader interface {
 	Facts(ctx context.Context, conn ceph.Conn) (ceph.Facts, error)
+}
+
+// Observer acts on each read of a cluster (the module recovery).
+type Observer interface {
+	Observe(ctx context.Context, ns string, conn ceph.Conn, f ceph.Facts)
 }
 
 // step is what a pass does for one namespace.
@@ -76,12 +82,22 @@ func statusOf(f ceph.Facts, now time.Time) v1alpha1.CephReleaseStatus {
 		}
 		return out
 	}
+	var failed []v1alpha1.FailedModule
+	for _, name := range slices.Sorted(maps.Keys(f.FailedModules)) {
+		if len(failed) == maxFailedModules {
+			break
+		}
+		failed = append(failed, v1alpha1.FailedModule{Name: ceph.Cut(name, 128), Error: ceph.Cut(f.FailedModules[name], 512)})
+	}
 	return v1alpha1.CephReleaseStatus{
 		RequireOSDRelease: f.RequireOSDRelease, MinMonRelease: f.MinMonRelease,
 		MonReleases: names(f.Mons), MgrReleases: names(f.Mgrs),
-		Health: f.Health, StandbyMgrs: int32(f.Standbys), ReadTime: metav1.NewTime(now.Truncate(time.Second)),
+		Health: f.Health, StandbyMgrs: int32(f.Standbys), FailedModules: failed, ReadTime: metav1.NewTime(now.Truncate(time.Second)),
 	}
 }
+
+// maxFailedModules is the schema's bound on status.failedModules.
+const maxFailedModules = 64
 
 // due reports whether want is to be written over have: what was read
 // differs, or have was read refresh ago or more.
@@ -105,6 +121,8 @@ type Keeper struct {
 	Namespaces []string
 	// Wrote counts each API write (the controller's write counter).
 	Wrote func()
+	// Observers are given each read, before its CephRelease is kept.
+	Observers []Observer
 }
 
 // NeedLeaderElection: one replica writes.
@@ -165,6 +183,9 @@ func (k *Keeper) keep(ctx context.Context, ns string, have *v1alpha1.CephRelease
 	f, err := k.Ceph.Facts(ctx, conn)
 	if err != nil {
 		return err
+	}
+	for _, o := range k.Observers {
+		o.Observe(ctx, ns, conn, f)
 	}
 	want := statusOf(f, time.Now())
 	if have == nil {

@@ -4,9 +4,12 @@
 package releases
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -43,6 +46,29 @@ func TestStatusOf(t *testing.T) {
 		!slices.Equal(st.MonReleases, []string{"16.2.9", "16.2.15"}) || !slices.Equal(st.MgrReleases, []string{"18.2.7"}) ||
 		!st.ReadTime.Equal(&metav1.Time{Time: now.Truncate(time.Second)}) {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// TestStatusOfFailedModules: failed modules sorted by name, each string cut
+// to the schema's bound at a character's start, at most the schema's count.
+func TestStatusOfFailedModules(t *testing.T) {
+	long := strings.Repeat("é", 300) // 600 bytes
+	st := statusOf(ceph.Facts{FailedModules: map[string]string{"rook": "x", "dashboard": long}}, time.Now())
+	if len(st.FailedModules) != 2 || st.FailedModules[0].Name != "dashboard" || st.FailedModules[1] != (v1alpha1.FailedModule{Name: "rook", Error: "x"}) {
+		t.Fatalf("failed modules %+v", st.FailedModules)
+	}
+	if e := st.FailedModules[0].Error; len(e) != 512 || !utf8.ValidString(e) {
+		t.Errorf("error cut to %d bytes, valid UTF-8 %v; want 512, valid", len(e), utf8.ValidString(e))
+	}
+	many := map[string]string{}
+	for i := range maxFailedModules + 5 {
+		many[fmt.Sprintf("m%03d", i)] = ""
+	}
+	if n := len(statusOf(ceph.Facts{FailedModules: many}, time.Now()).FailedModules); n != maxFailedModules {
+		t.Errorf("%d failed modules recorded of %d, want the bound %d", n, len(many), maxFailedModules)
+	}
+	if st := statusOf(ceph.Facts{}, time.Now()); st.FailedModules != nil {
+		t.Errorf("a healthy cluster records failed modules %+v", st.FailedModules)
 	}
 }
 

@@ -25,6 +25,11 @@ import (
 // sees no write of it: TestDue holds the refresh at its boundary.
 const releaseInterval = 3 * time.Second
 
+// moduleFailoverInterval is the controller's --module-failover-interval
+// (off by default): TestFailedModuleFailover's budget, and longer than the
+// rest of the suite, so that no mgr of another test is failed over twice.
+const moduleFailoverInterval = 10 * time.Minute
+
 // TestCephReleaseRecordsTheCluster: the controller keeps one CephRelease per
 // cluster with mgrs, named by its namespace, with what Ceph says: a fresh
 // cluster's own release as both floors, its mon's and mgr's release, its

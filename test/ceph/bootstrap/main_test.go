@@ -56,6 +56,9 @@ const (
 	// nsAdminModules is TestModuleAnAdministratorTurnedOnStaysOn's cluster,
 	// likewise.
 	nsAdminModules = "ceph-admin-modules"
+	// nsRecovery is TestFailedModuleFailover's cluster of two mgr daemons,
+	// likewise.
+	nsRecovery = "ceph-recovery"
 	// nsFar's mon_host names an address outside the controller's
 	// --mon-networks (the harness allows loopback only).
 	nsFar = "ceph-far"
@@ -158,8 +161,9 @@ func run(m *testing.M) (int, error) {
 	opts := bootstrap.DefaultOptions()
 	opts.FinalizerTimeout = finalizerTimeout
 	opts.RetryInterval = time.Second
-	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage, nsAdminModules}
+	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage, nsAdminModules, nsRecovery}
 	opts.ReleaseInterval = releaseInterval
+	opts.ModuleFailoverInterval = moduleFailoverInterval
 	// Every test cluster's mons are on loopback: every test runs with the
 	// mon networks restricted, and TestMonHostOutsideTheMonNetworks sees one
 	// outside refused.

@@ -303,9 +303,9 @@ func TestModuleAnAdministratorTurnedOnStaysOn(t *testing.T) {
 	if !mods["prometheus"] {
 		t.Error("prometheus was turned off with dashboard")
 	}
-	out, err := c.Ceph(ctx, "config-key", "get", bootstrap.ModulesRecordKey)
+	out, err := c.Ceph(ctx, "config-key", "get", contract.ModulesRecordKey)
 	if err != nil || strings.Contains(string(out), "prometheus") || strings.Contains(string(out), "dashboard") {
-		t.Errorf("the record %s is %q (%v); want neither prometheus (not the controller's) nor dashboard (turned off)", bootstrap.ModulesRecordKey, out, err)
+		t.Errorf("the record %s is %q (%v); want neither prometheus (not the controller's) nor dashboard (turned off)", contract.ModulesRecordKey, out, err)
 	}
 }
 
