@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/recovery"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
@@ -99,6 +100,25 @@ func TestFailedModuleFailover(t *testing.T) {
 		})
 	}()
 
+	if rel := cephRelease(t); rel.Major >= 20 {
+		// Tentacle's prometheus does not fail on a taken port (seen on
+		// 20.2.4: HEALTH_OK minutes later), so nothing here fails: what is
+		// proven on it is that the controller fails nothing over then.
+		waitEvent(t, ns, d.Name, bootstrap.ReasonModulesEnabled, 2*time.Minute)
+		time.Sleep(time.Minute)
+		cr := &v1alpha1.CephRelease{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cr); err != nil || len(cr.Status.FailedModules) != 0 {
+			t.Errorf("Ceph %s: CephRelease %+v (%v); want no failed module (if prometheus now fails on a taken port, this test can prove the failover on this release too)", rel, cr.Status, err)
+		}
+		if n := failovers() - before; n != 0 {
+			t.Errorf("Ceph %s: %v failovers without a failed module", rel, n)
+		}
+		if _, ok := eventReasons(t, ns, d.Name)[recovery.ReasonFailover]; ok {
+			t.Errorf("Ceph %s: a ModuleFailover Event without a failed module", rel)
+		}
+		t.Logf("Ceph %s: prometheus did not fail with its port taken; no failover", rel)
+		return
+	}
 	// The failure as the controller records it.
 	eventually(t, 3*time.Minute, "CephRelease "+ns+" naming the failed prometheus", func(ctx context.Context) (bool, error) {
 		cr := &v1alpha1.CephRelease{}
