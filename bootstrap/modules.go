@@ -102,15 +102,6 @@ func (r *Reconciler) enableModules(ctx context.Context, s *scope) (ctrl.Result, 
 	return ctrl.Result{}, false, nil
 }
 
-// modulesRecord reads contract.ModulesRecordKey: none yet is an empty record.
-func (r *Reconciler) modulesRecord(ctx context.Context, conn ceph.Conn) ([]string, error) {
-	v, err := ceph.ConfigKey(ctx, r.Ceph, conn, contract.ModulesRecordKey)
-	if err != nil {
-		return nil, fmt.Errorf("reading the modules this controller turned on: %w", err)
-	}
-	return contract.SplitList(v), nil
-}
-
 // runModulePlan reads the release the mgr runs, plans the module commands for its
 // release (planModules) and runs them in order; what the plan leaves out
 // becomes a Warning Event, once.
@@ -124,7 +115,7 @@ func (r *Reconciler) runModulePlan(ctx context.Context, s *scope, conn ceph.Conn
 	if err != nil {
 		return fmt.Errorf("mgr %s's release: %w", s.id, err)
 	}
-	ours, err := r.modulesRecord(ctx, conn)
+	ours, err := ceph.ModulesRecord(ctx, r.Ceph, conn)
 	if err != nil {
 		return err
 	}

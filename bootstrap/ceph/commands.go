@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -32,6 +33,16 @@ func ConfigKey(ctx context.Context, r Commander, conn Conn, key string) (string,
 		return "", err
 	}
 	return strings.Trim(strings.TrimSpace(string(out)), `"`), nil
+}
+
+// ModulesRecord is the list of modules the controller turned on itself
+// (contract.ModulesRecordKey); none yet is an empty record.
+func ModulesRecord(ctx context.Context, r Commander, conn Conn) ([]string, error) {
+	v, err := ConfigKey(ctx, r, conn, contract.ModulesRecordKey)
+	if err != nil {
+		return nil, fmt.Errorf("reading the modules this controller turned on: %w", err)
+	}
+	return contract.SplitList(v), nil
 }
 
 // SetConfigKey sets key in the cluster's config-key store to value.

@@ -158,9 +158,9 @@ func (r *Recovery) Observe(ctx context.Context, ns string, conn ceph.Conn, f cep
 // recover judges and acts on cluster ns's failed modules.
 func (r *Recovery) recover(ctx context.Context, ns string, conn ceph.Conn, f ceph.Facts, now time.Time) (judgement, error) {
 	j := judgement{facts: factsOf(f)}
-	record, err := ceph.ConfigKey(ctx, r.Ceph, conn, contract.ModulesRecordKey)
+	record, err := ceph.ModulesRecord(ctx, r.Ceph, conn)
 	if err != nil {
-		return j, fmt.Errorf("reading the modules this controller turned on: %w", err)
+		return j, err
 	}
 	stamp, err := ceph.ConfigKey(ctx, r.Ceph, conn, contract.ModuleFailoverKey)
 	if err != nil {
@@ -168,7 +168,7 @@ func (r *Recovery) recover(ctx context.Context, ns string, conn ceph.Conn, f cep
 	}
 	// An unreadable stamp counts as none: the key is the controller's own.
 	last, _ := time.Parse(time.RFC3339, stamp)
-	v := decide(f.FailedModules, contract.SplitList(record), f.Standbys, last, now, r.Interval)
+	v := decide(f.FailedModules, record, f.Standbys, last, now, r.Interval)
 	if len(v.Modules) == 0 {
 		return j, nil
 	}
