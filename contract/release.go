@@ -24,6 +24,14 @@ var (
 	// Tentacle: cephx keys of a new type, which older CLIs cannot read.
 	Tentacle = CephVersion{20, 0, 0}
 
+	// OldestMaintained is the oldest release Ceph still maintains, the
+	// default policy's minimum: Squid 19.2, the last of the three "Active
+	// Releases" on docs.ceph.com/en/latest/releases (Umbrella 21.2,
+	// Tentacle 20.2, Squid 19.2) in 2026-12, and Rook's minimum. Older
+	// releases are end of life; a policy admits them by lowering
+	// images.minimumCephVersion. Raise it when Ceph archives Squid.
+	OldestMaintained = CephVersion{19, 2, 0}
+
 	// RookModuleBroken is the window, from its first release up to (not
 	// including) its second, where Rook turns the rook module off
 	// (rook#18213): 20.2.2 leaks memory in it (rook#17786), 20.2.3 and
@@ -91,13 +99,13 @@ func ParseCephTag(tag string) (CephVersion, error) {
 	}
 	parts := strings.Split(s, ".")
 	if s == "" || len(parts) > 3 {
-		return CephVersion{}, fmt.Errorf("%q is not a Ceph release (want e.g. v16.2.15)", tag)
+		return CephVersion{}, fmt.Errorf("%q is not a Ceph release (want e.g. v19.2.3)", tag)
 	}
 	var nums [3]int
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 0 {
-			return CephVersion{}, fmt.Errorf("%q is not a Ceph release (want e.g. v16.2.15)", tag)
+			return CephVersion{}, fmt.Errorf("%q is not a Ceph release (want e.g. v19.2.3)", tag)
 		}
 		nums[i] = n
 	}

@@ -121,7 +121,7 @@ metadata:
 spec:
   template:
     spec:
-      containers: [{name: mgr, image: "quay.io/ceph/ceph:v18.2.4"}]
+      containers: [{name: mgr, image: "quay.io/ceph/ceph:v19.2.1"}]
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -138,7 +138,7 @@ metadata:
   namespace: rook-ceph
   labels: {app: rook-ceph-mgr, mgr: b}
   ownerReferences: [{apiVersion: ceph.rook.io/v1, kind: CephCluster, name: rook-ceph, uid: 5b4e4a84-0a8f-4f3c-9c5b-6d6e0b3d9d11}]
-spec: {template: {spec: {containers: [{name: mgr, image: "quay.io/ceph/ceph:v18.2.4"}]}}}
+spec: {template: {spec: {containers: [{name: mgr, image: "quay.io/ceph/ceph:v19.2.1"}]}}}
 `
 
 // TestStream: in a stream of several documents only the governed mgr is
@@ -210,16 +210,16 @@ func TestRefused(t *testing.T) {
 		doc, namespace, want string
 	}{
 		"privileged": {
-			doc:       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rook-ceph-mgr-a, namespace: rook-ceph, labels: {app: rook-ceph-mgr, mgr: a}}\nspec: {template: {spec: {containers: [{name: mgr, image: 'quay.io/ceph/ceph:v18.2.4', securityContext: {privileged: true}}]}}}\n",
+			doc:       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rook-ceph-mgr-a, namespace: rook-ceph, labels: {app: rook-ceph-mgr, mgr: a}}\nspec: {template: {spec: {containers: [{name: mgr, image: 'quay.io/ceph/ceph:v19.2.1', securityContext: {privileged: true}}]}}}\n",
 			namespace: "",
 			want:      "document 1 (deployment/rook-ceph-mgr-a in rook-ceph) is refused by the policy: spec.template.spec.containers[0].securityContext.privileged",
 		},
 		"no namespace": {
-			doc:  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rook-ceph-mgr-a, labels: {app: rook-ceph-mgr, mgr: a}}\nspec: {template: {spec: {containers: [{name: mgr, image: 'quay.io/ceph/ceph:v18.2.4'}]}}}\n",
+			doc:  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rook-ceph-mgr-a, labels: {app: rook-ceph-mgr, mgr: a}}\nspec: {template: {spec: {containers: [{name: mgr, image: 'quay.io/ceph/ceph:v19.2.1'}]}}}\n",
 			want: "has no metadata.namespace: set it, or name the namespace (-n)",
 		},
 		"not a cluster": {
-			doc:  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rook-ceph-mgr-a, namespace: web, labels: {app: rook-ceph-mgr, mgr: a}}\nspec: {template: {spec: {containers: [{name: mgr, image: 'quay.io/ceph/ceph:v18.2.4'}]}}}\n",
+			doc:  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rook-ceph-mgr-a, namespace: web, labels: {app: rook-ceph-mgr, mgr: a}}\nspec: {template: {spec: {containers: [{name: mgr, image: 'quay.io/ceph/ceph:v19.2.1'}]}}}\n",
 			want: `namespace "web" is not a Ceph cluster`,
 		},
 		"unknown field": {

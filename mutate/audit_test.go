@@ -12,12 +12,12 @@ import (
 // violation of that rule (not drift); a policy that would complete it
 // differently is drift (not a violation).
 func TestAudit(t *testing.T) {
-	d := completedMinimal(t) // Pacific 16.2.15 under the built-in policy
+	d := completedMinimal(t) // Squid 19.2.3 under the built-in policy
 	if f := Audit(d, DefaultPolicy()); !f.Compliant() {
 		t.Fatalf("a mgr completed under the policy: %+v", f)
 	}
 	stricter := DefaultPolicy()
-	stricter.Images.MinimumCephVersion = "18.0.0"
+	stricter.Images.MinimumCephVersion = "20.0.0"
 	f := Audit(d, stricter)
 	if len(f.Violations) != 1 || Rule(f.Violations[0].Origin) != RuleMinimumCephVersion || f.Drift != 0 {
 		t.Fatalf("minimum raised: violations %v (origins %v), drift %v", f.Violations, origins(f.Violations), SectionNames(f.Drift))

@@ -47,12 +47,12 @@ func (p *Policy) Exempts(namespace, name string) bool {
 }
 
 // DefaultPolicy returns the policy used when no file is given: the official
-// Ceph images from Pacific (16.2) on, Tentacle 20.2.4 for a mgr that names no
-// image (the newest release, one Rook supports, and the one the controller's
-// CLI comes from; make test runs both ends), and the seed's values. Pacific is the
-// oldest release whose dashboard takes its admin's password on stdin; older
-// ones (Mimic, the seed's release, included) need it on a command line, so a
-// site that admits them does so by lowering minimumCephVersion.
+// Ceph images of the releases Ceph still maintains (contract.OldestMaintained
+// on), Tentacle 20.2.4 for a mgr that names no image (one Rook supports, and
+// the one the controller's CLI comes from), and the seed's values. A site
+// that still runs an end-of-life release admits it by lowering
+// minimumCephVersion; Pacific (16.2) is the oldest the controller completes
+// fully, the oldest whose dashboard takes its admin's password on stdin.
 func DefaultPolicy() *Policy {
 	p := &Policy{}
 	p.setDefaults()
@@ -68,7 +68,7 @@ func (p *Policy) setDefaults() {
 		p.Images.AllowedRepositories = []string{"quay.io/ceph/ceph", "docker.io/ceph/ceph"}
 	}
 	if p.Images.MinimumCephVersion == "" {
-		p.Images.MinimumCephVersion = "16.2.0"
+		p.Images.MinimumCephVersion = contract.OldestMaintained.String()
 	}
 	if p.DataDirHostPath == "" {
 		p.DataDirHostPath = "/var/lib/rook"

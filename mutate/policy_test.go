@@ -4,10 +4,13 @@
 package mutate
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 func TestParsePolicy(t *testing.T) {
@@ -104,5 +107,43 @@ func TestPolicyFromSpec(t *testing.T) {
 	q.Modules[0] = "changed"
 	if in.Modules[0] != "prometheus" {
 		t.Error("the policy shares the spec's slices")
+	}
+}
+
+// TestDefaultMinimumIsOldestMaintained: the built-in policy, and the
+// in-API-server check when no MgrPolicy says otherwise, admit exactly the
+// releases Ceph still maintains; the refusal of an older one says how a site
+// keeps it.
+func TestDefaultMinimumIsOldestMaintained(t *testing.T) {
+	if got := DefaultPolicy().Images.MinimumCephVersion; got != contract.OldestMaintained.String() {
+		t.Errorf("the built-in minimum is %s, want contract.OldestMaintained %s", got, contract.OldestMaintained)
+	}
+	check, err := os.ReadFile("../manifests/base/policy/check.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "minimumCephVersion.orValue('" + contract.OldestMaintained.String() + "')"; !strings.Contains(string(check), want) {
+		t.Errorf("check.yaml's default minimum is not %s (want %q in it)", contract.OldestMaintained, want)
+	}
+	m := contract.OldestMaintained
+	below := contract.CephVersion{Major: m.Major, Minor: m.Minor - 1, Patch: 9}
+	for image, wantErr := range map[string]bool{
+		"quay.io/ceph/ceph:v" + m.String():     false,
+		"quay.io/ceph/ceph:v" + below.String(): true,
+		"quay.io/ceph/ceph:v16.2.15":           true,
+	} {
+		errs := validateImage(field.NewPath("image"), image, DefaultPolicy())
+		if (len(errs) > 0) != wantErr {
+			t.Errorf("%s: errors %v, want refused %v", image, errs, wantErr)
+			continue
+		}
+		if wantErr && !strings.Contains(errs.ToAggregate().Error(), "lowers images.minimumCephVersion in its policy") {
+			t.Errorf("%s: the refusal %v does not say how a site keeps an end-of-life release", image, errs)
+		}
+	}
+	lowered := DefaultPolicy()
+	lowered.Images.MinimumCephVersion = "16.2.0"
+	if errs := validateImage(field.NewPath("image"), "quay.io/ceph/ceph:v16.2.15", lowered); len(errs) > 0 {
+		t.Errorf("a policy that lowers the minimum still refuses Pacific: %v", errs)
 	}
 }

@@ -287,11 +287,11 @@ func validateImage(fp *field.Path, s string, p *Policy) field.ErrorList {
 	switch {
 	case img.Tag == "latest":
 		if !p.Images.AllowLatest {
-			return field.ErrorList{field.Invalid(fp, s, `the "latest" tag is not allowed: its Ceph release cannot be checked; pin a release tag such as v16.2.15`).WithOrigin(string(RuleAllowLatest))}
+			return field.ErrorList{field.Invalid(fp, s, `the "latest" tag is not allowed: its Ceph release cannot be checked; pin a release tag such as v19.2.3`).WithOrigin(string(RuleAllowLatest))}
 		}
 		return nil
 	case img.Tag == "":
-		return field.ErrorList{field.Invalid(fp, s, "the image needs a tag naming its Ceph release (e.g. :v16.2.15, optionally with @digest)").WithOrigin(string(RuleMinimumCephVersion))}
+		return field.ErrorList{field.Invalid(fp, s, "the image needs a tag naming its Ceph release (e.g. :v19.2.3, optionally with @digest)").WithOrigin(string(RuleMinimumCephVersion))}
 	}
 	v, err := contract.ParseCephTag(img.Tag)
 	if err != nil {
@@ -299,7 +299,13 @@ func validateImage(fp *field.Path, s string, p *Policy) field.ErrorList {
 	}
 	minimum, _ := contract.ParseCephTag(p.Images.MinimumCephVersion) // checked when the policy was parsed
 	if !v.AtLeast(minimum) {
-		return field.ErrorList{field.Invalid(fp, s, fmt.Sprintf("Ceph %s is older than the policy's minimum %s; use a newer release", v, minimum)).WithOrigin(string(RuleMinimumCephVersion))}
+		msg := fmt.Sprintf("Ceph %s is older than the policy's minimum %s; use a newer release", v, minimum)
+		if !v.AtLeast(contract.OldestMaintained) {
+			// Say why the default refuses it, and the way out for a site
+			// that must keep an end-of-life release a while.
+			msg += fmt.Sprintf(" (Ceph maintains %s and later; a site that must still run an older one lowers images.minimumCephVersion in its policy)", contract.OldestMaintained)
+		}
+		return field.ErrorList{field.Invalid(fp, s, msg).WithOrigin(string(RuleMinimumCephVersion))}
 	}
 	return nil
 }

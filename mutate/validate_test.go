@@ -184,7 +184,7 @@ func TestOneErrorPerMistake(t *testing.T) {
 		want                []string
 	}{
 		"image refused on the mgr only": {"busybox:latest", "", []string{"spec.template.spec.containers[0].image"}},
-		"init image of its own":         {"quay.io/ceph/ceph:v16.2.15", "busybox:1.36", []string{"spec.template.spec.initContainers[1].image"}},
+		"init image of its own":         {"quay.io/ceph/ceph:v19.2.3", "busybox:1.36", []string{"spec.template.spec.initContainers[1].image"}},
 		"both wrong, differently":       {"busybox:latest", "quay.io/ceph/ceph:v12.2.13", []string{"spec.template.spec.containers[0].image", "spec.template.spec.initContainers[1].image"}},
 	}
 	for name, tc := range cases {

@@ -86,7 +86,7 @@ func BenchmarkValidateUpdate(b *testing.B) {
 	labelled.Labels["team"] = "storage"
 	raw := must(json.Marshal(labelled))
 	tight := mutate.DefaultPolicy()
-	tight.Images.MinimumCephVersion = "17.0.0"
+	tight.Images.MinimumCephVersion = "20.0.0"
 	for name, tc := range map[string]struct {
 		p    *mutate.Policy
 		body []byte

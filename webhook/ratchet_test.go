@@ -35,11 +35,11 @@ func completedMgr(t *testing.T) *appsv1.Deployment {
 }
 
 // TestValidatorRatchets: under a policy tightened past the running image
-// (minimum Ceph 17 for a v16 mgr), the old mgr stays writable on every field
+// (minimum Ceph 20 for a v19 mgr), the old mgr stays writable on every field
 // it does not make worse, and an update introducing a violation is refused.
 func TestValidatorRatchets(t *testing.T) {
 	tight := mutate.DefaultPolicy()
-	tight.Images.MinimumCephVersion = "17.0.0"
+	tight.Images.MinimumCephVersion = "20.0.0"
 	v := newValidator(t, tight)
 	now := metav1.Now()
 	cases := map[string]struct {
@@ -54,8 +54,8 @@ func TestValidatorRatchets(t *testing.T) {
 		"finalizer removed":         {func(d *appsv1.Deployment) { d.Finalizers = nil }, ""},
 		"being deleted":             {func(d *appsv1.Deployment) { d.DeletionTimestamp = &now; d.Labels["app"] = "x" }, ""},
 		"scaled to 0":               {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](0) }, ""},
-		"image made older":          {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v16.2.14" }, "spec.template.spec.containers[0].image"},
-		"foreign registry":          {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "example.com/ceph:v17.2.0" }, "spec.template.spec.containers[0].image"},
+		"image made older":          {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v19.2.2" }, "spec.template.spec.containers[0].image"},
+		"foreign registry":          {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "example.com/ceph:v20.2.0" }, "spec.template.spec.containers[0].image"},
 		"new violation beside":      {func(d *appsv1.Deployment) { d.Spec.Template.Spec.HostNetwork = true }, "spec.template.spec.hostNetwork"},
 		"second replica":            {func(d *appsv1.Deployment) { d.Spec.Replicas = ptrTo[int32](2) }, "spec.replicas"},
 		"app label removed":         {func(d *appsv1.Deployment) { delete(d.Labels, "app") }, "metadata.labels[app]"},
@@ -73,7 +73,7 @@ func TestValidatorRatchets(t *testing.T) {
 			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-ceph", UID: liveCephClusterUID}}
 			d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true)}
 		}, "metadata.ownerReferences[0]"},
-		"fixed beside an old violation": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v17.2.7" }, ""},
+		"fixed beside an old violation": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v20.2.4" }, ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestValidatorRatchets(t *testing.T) {
 	// A new mgr is judged in full.
 	resp := v.Handle(t.Context(), request(admissionv1.Create, must(json.Marshal(completedMgr(t))), nil))
 	if resp.Allowed {
-		t.Error("a new v16 mgr was admitted under a minimum of 17")
+		t.Error("a new v19 mgr was admitted under a minimum of 20")
 	}
 }
 

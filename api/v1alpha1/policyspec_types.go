@@ -124,6 +124,8 @@ type ImagePolicy struct {
 	// +listType=set
 	AllowedRepositories []string `json:"allowedRepositories,omitempty"`
 	// MinimumCephVersion is the oldest Ceph release admitted, e.g. "16.2.0".
+	// Default: the oldest release Ceph still maintains (19.2.0, Squid);
+	// lower it to admit an end-of-life release.
 	// +kubebuilder:validation:Pattern=`^v?[0-9]+(\.[0-9]+){0,2}(-.*)?$`
 	MinimumCephVersion string `json:"minimumCephVersion,omitempty"`
 	// AllowLatest admits the "latest" tag (whose release cannot be checked).

@@ -179,7 +179,7 @@ func measure(n int) (map[string]map[string][]time.Duration, [2]float64, error) {
 	if err := interleave("create", func(d *appsv1.Deployment) error { return cl.Create(ctx, d) }); err != nil {
 		return nil, vapMs, err
 	}
-	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"mgr","image":"quay.io/ceph/ceph:v16.2.14"}]}}}}`)
+	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"mgr","image":"quay.io/ceph/ceph:v19.2.2"}]}}}}`)
 	if err := interleave("update", func(d *appsv1.Deployment) error {
 		return cl.Patch(ctx, d, client.RawPatch(types.StrategicMergePatchType, patch))
 	}); err != nil {
@@ -365,7 +365,7 @@ func policyClient(api *testenv.APIServer) client.Client {
 // policyJudges proves that the admission policy mgr-policy judges the mgr
 // writes of the webhooks setup and of no other, and leaves MgrPolicy default
 // at the built-in policy: under a MgrPolicy stricter than the webhook's (the
-// built-in, not watched here) the webhook admits a Pacific mgr and the
+// built-in, not watched here) the webhook admits a Squid mgr and the
 // admission policy alone refuses it; back at the built-in policy, it is
 // admitted again.
 func policyJudges(ctx context.Context, api *testenv.APIServer) error {
@@ -373,7 +373,7 @@ func policyJudges(ctx context.Context, api *testenv.APIServer) error {
 	for _, stricter := range []bool{true, false} {
 		spec := mutate.PolicySpec{}
 		if stricter {
-			spec.Images.MinimumCephVersion = "17.0.0"
+			spec.Images.MinimumCephVersion = "20.0.0"
 		}
 		if _, err := testenv.SetMgrPolicy(ctx, pc, spec); err != nil {
 			return err

@@ -34,7 +34,7 @@ func minimal(t *testing.T) string {
 // TestOffline: with --fsid nothing is read from a cluster; each command's
 // exit status says what it found.
 func TestOffline(t *testing.T) {
-	privileged := strings.Replace(minimal(t), "image: quay.io/ceph/ceph:v16.2.15", "image: quay.io/ceph/ceph:v16.2.15\n          securityContext: {privileged: true}", 1)
+	privileged := strings.Replace(minimal(t), "image: quay.io/ceph/ceph:v19.2.3", "image: quay.io/ceph/ceph:v19.2.3\n          securityContext: {privileged: true}", 1)
 	if privileged == minimal(t) {
 		t.Fatal("the example's image line moved; update this test")
 	}
@@ -77,7 +77,7 @@ func TestParsePolicy(t *testing.T) {
 	if p.Hash() != mutate.DefaultPolicy().Hash() {
 		t.Errorf("the example MgrPolicy (the built-in values) hashes to %s, the built-in to %s", p.Hash(), mutate.DefaultPolicy().Hash())
 	}
-	bad := strings.Replace(string(data), "minimumCephVersion: \"16.2.0\"", "minimumCephVersion: \"sixteen\"", 1)
+	bad := strings.Replace(string(data), "minimumCephVersion: \"19.2.0\"", "minimumCephVersion: \"sixteen\"", 1)
 	if _, err := ParsePolicy([]byte(bad)); err == nil || !strings.Contains(err.Error(), "spec.images.minimumCephVersion") {
 		t.Errorf("an invalid MgrPolicy: %v, want an error naming spec.images.minimumCephVersion", err)
 	}

@@ -101,8 +101,18 @@ func run(m *testing.M) (int, error) {
 		return 1, err
 	}
 	defer c.Stop()
+	// The mgrs name the release their daemons run (the ceph tools first in
+	// PATH), which the release guard judges by.
+	banner, err := exec.Command("ceph", "--version").Output()
+	if err != nil {
+		return 1, fmt.Errorf("the local daemons' release: %w", err)
+	}
+	release, err := ceph.ParseVersion(string(banner))
+	if err != nil {
+		return 1, err
+	}
 	env = &Env{Client: c.Client, Kubectl: c.API.Kubectl, Kubeconfig: c.API.Kubeconfig, Namespaces: []string{"ceph-west", "ceph-east"},
-		Teardown: "ceph-teardown", FinalizerTimeout: finalizerTimeout,
+		Teardown: "ceph-teardown", FinalizerTimeout: finalizerTimeout, CephImage: "quay.io/ceph/ceph:v" + release.String(),
 		Ports: map[string]map[string][2]int32{}, root: root, MetricsURLs: c.MetricsURLs}
 	env.Logs = func(context.Context) (map[string]string, error) {
 		logs := map[string]string{}
@@ -323,7 +333,7 @@ func (e *Env) manifest(t *testing.T, ns, id string, annotations map[string]strin
 }
 
 // exampleImage is the image of the shipped minimal example.
-const exampleImage = "quay.io/ceph/ceph:v16.2.15"
+const exampleImage = "quay.io/ceph/ceph:v19.2.3"
 
 // mgrImage is the image the suite's mgrs run.
 func (e *Env) mgrImage() string {

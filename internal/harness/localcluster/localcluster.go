@@ -223,9 +223,11 @@ func (c *Cluster) step(format string, args ...any) {
 }
 
 // SitePolicy is the policy both components run with (RestartWebhook's
-// --policy replaces it for the webhook): the defaults, and the default
-// modules offered as the choices of the modules annotation.
-const SitePolicy = "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [orchestrator_cli, rook, prometheus, dashboard]\n"
+// --policy replaces it for the webhook): the defaults, the default modules
+// offered as the choices of the modules annotation, and Pacific admitted:
+// the host's daemons are Debian bookworm's Pacific, an end-of-life release
+// a site still running it admits by lowering the minimum.
+const SitePolicy = "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [orchestrator_cli, rook, prometheus, dashboard]\nimages: {minimumCephVersion: \"16.2.0\"}\n"
 
 // startWebhook runs mgr-webhook in self-signed mode on the address the API
 // server calls, as its ServiceAccount: it makes its own CA and injects it into

@@ -213,7 +213,7 @@ func TestChartNamespacedInstall(t *testing.T) {
 			Selector: &metav1.LabelSelector{MatchLabels: mgrLabels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: mgrLabels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "mgr", Image: "quay.io/ceph/ceph:v18.2.4"}}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "mgr", Image: "quay.io/ceph/ceph:v20.2.4"}}},
 			},
 		},
 	}

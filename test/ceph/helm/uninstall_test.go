@@ -98,7 +98,7 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 				d.Spec.Replicas = new(int32)
 				d.Spec.Selector = &metav1.LabelSelector{MatchLabels: d.Labels}
 				d.Spec.Template.Labels = d.Labels
-				d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "mgr", Image: "quay.io/ceph/ceph:v18.2.4"}}
+				d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "mgr", Image: "quay.io/ceph/ceph:v20.2.4"}}
 				if err := api.Client.Create(ctx, d); err != nil {
 					t.Fatal(err)
 				}

@@ -136,7 +136,7 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(yamlOut), stored); err != nil {
 		t.Fatal(err)
 	}
-	want, errs := mutate.Complete(ex, infoOf(ex.Namespace), mutate.DefaultPolicy())
+	want, errs := mutate.Complete(ex, infoOf(ex.Namespace), policy())
 	if len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())
 	}
@@ -154,7 +154,7 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 	}
 
 	// A new image in the manifest: the derived values follow it, the rest stays.
-	bumped := strings.Replace(string(must(os.ReadFile(exampleFile()))), "v16.2.15", "v16.2.14", 1)
+	bumped := strings.Replace(string(must(os.ReadFile(exampleFile()))), "v19.2.3", "v19.2.2", 1)
 	if out, err := api.RunKubectl(t.Context(), []byte(bumped), "apply", "-f", "-"); err != nil {
 		t.Fatalf("apply with a new image: %v\n%s", err, out)
 	}
@@ -163,14 +163,14 @@ func TestMinimalExampleIsStoredComplete(t *testing.T) {
 		t.Errorf("generation %d after an image change, want %d", upd.Generation, stored.Generation+1)
 	}
 	for _, c := range append(upd.Spec.Template.Spec.InitContainers, upd.Spec.Template.Spec.Containers[0]) {
-		if c.Image != "quay.io/ceph/ceph:v16.2.14" || c.Env[0].Name != "CONTAINER_IMAGE" || c.Env[0].Value != c.Image {
+		if c.Image != "quay.io/ceph/ceph:v19.2.2" || c.Env[0].Name != "CONTAINER_IMAGE" || c.Env[0].Value != c.Image {
 			t.Errorf("%s: image %s CONTAINER_IMAGE %s after the image change", c.Name, c.Image, c.Env[0].Value)
 		}
 	}
 
 	// One mistake, one error: the refused image is named on the mgr
 	// container only, not again on the init containers that copy it.
-	bad := strings.Replace(string(must(os.ReadFile(exampleFile()))), "quay.io/ceph/ceph:v16.2.15", "busybox:latest", 1)
+	bad := strings.Replace(string(must(os.ReadFile(exampleFile()))), "quay.io/ceph/ceph:v19.2.3", "busybox:latest", 1)
 	out, err = api.RunKubectl(t.Context(), []byte(bad), "apply", "-f", "-")
 	if err == nil || strings.Count(out, ".image:") != 1 || !strings.Contains(out, "spec.template.spec.containers[0].image: Unsupported value") {
 		t.Errorf("apply with image busybox:latest: %v, want one error on containers[0].image:\n%s", err, out)

@@ -188,7 +188,7 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if errs := mutate.Validate(stored, info, mutate.DefaultPolicy()); len(errs) > 0 {
+			if errs := mutate.Validate(stored, info, policy()); len(errs) > 0 {
 				t.Errorf("the stored mgr is not valid: %v", errs.ToAggregate())
 			}
 			if oursPer > 2 || theirsPer > 2 {

@@ -182,7 +182,7 @@ func TestMgrctlCheck(t *testing.T) {
 		d.Namespace, d.Name, d.Labels["mgr"] = ns, "rook-ceph-mgr-"+id, id
 		if ns != "rook-ceph" || id == "z" {
 			// Nothing completes it there: a complete mgr, as written.
-			res, errs := mutate.Complete(d, infoOf("rook-ceph"), mutate.DefaultPolicy())
+			res, errs := mutate.Complete(d, infoOf("rook-ceph"), policy())
 			if len(errs) > 0 {
 				t.Fatal(errs.ToAggregate())
 			}

@@ -42,10 +42,13 @@ var (
 	}
 )
 
-// policy is the default policy with the exemptions its owner granted: the
-// only Deployments that may opt out.
+// policy is the default policy with the exemptions its owner granted (the
+// only Deployments that may opt out), at a site that still runs Pacific: an
+// end-of-life release its policy admits by lowering the minimum, as the
+// release guard is judged on a Pacific cluster here.
 func policy() *mutate.Policy {
 	p := mutate.DefaultPolicy()
+	p.Images.MinimumCephVersion = "16.2.0"
 	p.Exemptions = []mutate.Exemption{{Namespace: "rook-ceph", Names: []string{"rook-ceph-mgr-z", "rook-ceph-mgr-legacy"}}}
 	return p
 }

@@ -70,7 +70,7 @@ func TestEditorCannotLeaveThePolicy(t *testing.T) {
 		}, "metadata.labels[mgr.ceph.rook.io/managed]"},
 		"forged CephCluster owner, foreign image": {func(d *appsv1.Deployment) {
 			d.OwnerReferences = forgedOwner
-			d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/ceph:v17.2.0"
+			d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/ceph:v19.2.0"
 		}, "metadata.ownerReferences[0]"},
 		"forged CephCluster owner, hostPath /": {func(d *appsv1.Deployment) {
 			d.OwnerReferences = forgedOwner
@@ -121,7 +121,7 @@ func TestEditorCannotLeaveThePolicy(t *testing.T) {
 		}, "metadata.ownerReferences[0]"},
 		"live CephCluster owner added, image": {func(d *appsv1.Deployment) {
 			d.OwnerReferences = liveOwner
-			d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/ceph:v17.2.0"
+			d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/ceph:v19.2.0"
 		}, "metadata.ownerReferences[0]"},
 		"label app removed":                  {func(d *appsv1.Deployment) { delete(d.Labels, contract.LabelApp) }, "metadata.labels[app]"},
 		"label app removed, then privileged": {func(d *appsv1.Deployment) { delete(d.Labels, contract.LabelApp); privileged(d) }, "metadata.labels[app]"},

@@ -184,7 +184,7 @@ func deployment(name string, labels map[string]string) *appsv1.Deployment {
 spec:
   template:
     spec:
-      containers: [{name: mgr, image: quay.io/ceph/ceph:v16.2.15}]
+      containers: [{name: mgr, image: quay.io/ceph/ceph:v19.2.3}]
 `), d); err != nil {
 		panic(err)
 	}

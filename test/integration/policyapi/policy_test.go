@@ -267,9 +267,9 @@ func TestBadPolicyRefusedByTheAPIServer(t *testing.T) {
 // as one sequence: created, made stricter, broken, deleted.
 func TestPolicyFollowedLive(t *testing.T) {
 	ctx := t.Context()
-	// Before any MgrPolicy, the built-in policy (Pacific on) is in force.
-	if err := admits(t, "quay.io/ceph/ceph:v17.2.7"); err != nil {
-		t.Fatalf("built-in policy refused Quincy: %v", err)
+	// Before any MgrPolicy, the built-in policy (Squid 19.2 on) is in force.
+	if err := admits(t, "quay.io/ceph/ceph:v19.2.7"); err != nil {
+		t.Fatalf("built-in policy refused Squid: %v", err)
 	}
 	// The shipped example, as the README has a site apply it.
 	data, err := os.ReadFile(filepath.Join(root, "manifests", "examples", "mgrpolicy.yaml"))
@@ -314,30 +314,30 @@ func TestPolicyFollowedLive(t *testing.T) {
 
 	t.Run("made stricter: enforced within 2s, no restart", func(t *testing.T) {
 		start := time.Now()
-		gen = update(t, func(s *mutate.PolicySpec) { s.Images.MinimumCephVersion = "18.0.0" })
+		gen = update(t, func(s *mutate.PolicySpec) { s.Images.MinimumCephVersion = "20.0.0" })
 		var err error
-		await.ForErr(t, 15*time.Second, "Quincy refused", func() (bool, error) {
-			err = admits(t, "quay.io/ceph/ceph:v17.2.7")
+		await.ForErr(t, 15*time.Second, "Squid refused", func() (bool, error) {
+			err = admits(t, "quay.io/ceph/ceph:v19.2.7")
 			return err != nil, nil
 		})
 		took := time.Since(start)
-		t.Logf("minimumCephVersion 18.0.0 enforced %v after the update", took)
+		t.Logf("minimumCephVersion 20.0.0 enforced %v after the update", took)
 		if took > 2*time.Second {
 			t.Errorf("the change took %v to be enforced, want ≤ 2s", took)
 		}
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.template.spec.containers[0].image") {
 			t.Fatalf("refusal does not name the image: %v", err)
 		}
-		reef := mgrWithImage(t, "quay.io/ceph/ceph:v18.2.4")
-		if err := k8s.Create(t.Context(), reef, client.DryRunAll); err != nil {
-			t.Fatalf("Reef refused: %v", err)
+		tentacle := mgrWithImage(t, "quay.io/ceph/ceph:v20.2.4")
+		if err := k8s.Create(t.Context(), tentacle, client.DryRunAll); err != nil {
+			t.Fatalf("Tentacle refused: %v", err)
 		}
 		// The completed mgr names the policy that completed it.
 		await.ForErr(t, 15*time.Second, "status.policyHash at the new generation", func() (bool, error) { return get(t).Status.ObservedGeneration == gen, nil })
-		if stamp, ok := mutate.StampOf(reef); !ok || stamp.Policy != get(t).Status.PolicyHash {
+		if stamp, ok := mutate.StampOf(tentacle); !ok || stamp.Policy != get(t).Status.PolicyHash {
 			t.Fatalf("completed mgr stamped %+v, the MgrPolicy in force hashes %s", stamp, get(t).Status.PolicyHash)
 		}
-		if controllerStore.Current().Images.MinimumCephVersion != "18.0.0" {
+		if controllerStore.Current().Images.MinimumCephVersion != "20.0.0" {
 			t.Fatalf("the controller enforces %q", controllerStore.Current().Images.MinimumCephVersion)
 		}
 	})
@@ -347,8 +347,8 @@ func TestPolicyFollowedLive(t *testing.T) {
 		// The schema admits it; the image reference grammar (upper case in a
 		// repository) is the policy's validation's alone.
 		bad := update(t, func(s *mutate.PolicySpec) {
-			s.Images.MinimumCephVersion = "19.0.0"
-			s.DefaultImage = "quay.io/CEPH/ceph:v19.2.3"
+			s.Images.MinimumCephVersion = "21.0.0"
+			s.DefaultImage = "quay.io/CEPH/ceph:v21.2.0"
 		})
 		await.ForErr(t, 15*time.Second, "Accepted=False", func() (bool, error) {
 			c := meta.FindStatusCondition(get(t).Status.Conditions, v1alpha1.ConditionAccepted)
@@ -363,11 +363,11 @@ func TestPolicyFollowedLive(t *testing.T) {
 			w := replica(get(t), webhookPod)
 			return w.ObservedGeneration == bad && w.EnforcedGeneration == good && len(w.Errors) == 1 && strings.Contains(w.Errors[0], "spec.defaultImage"), nil
 		})
-		if err := admits(t, "quay.io/ceph/ceph:v18.2.4"); err != nil {
-			t.Fatalf("the refused policy (19.0.0 minimum) is enforced: %v", err)
+		if err := admits(t, "quay.io/ceph/ceph:v20.2.4"); err != nil {
+			t.Fatalf("the refused policy (21.0.0 minimum) is enforced: %v", err)
 		}
-		if err := admits(t, "quay.io/ceph/ceph:v17.2.7"); err == nil {
-			t.Fatal("the last good policy (18.0.0 minimum) is not enforced")
+		if err := admits(t, "quay.io/ceph/ceph:v19.2.7"); err == nil {
+			t.Fatal("the last good policy (20.0.0 minimum) is not enforced")
 		}
 		for _, op := range []string{v1alpha1.OperationWebhook, v1alpha1.OperationController} {
 			if ok, err := stateIs(op, "invalid"); !ok || err != nil {
@@ -382,10 +382,10 @@ func TestPolicyFollowedLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		await.ForErr(t, 15*time.Second, "mgr_policy_state missing", func() (bool, error) { return stateIs(v1alpha1.OperationWebhook, "missing") })
-		if err := admits(t, "quay.io/ceph/ceph:v17.2.7"); err == nil {
-			t.Fatal("deleting the MgrPolicy dropped its rules: Quincy admitted")
+		if err := admits(t, "quay.io/ceph/ceph:v19.2.7"); err == nil {
+			t.Fatal("deleting the MgrPolicy dropped its rules: Squid admitted")
 		}
-		if got := webhookStore.InForce(); got.Source != "MgrPolicy default" || got.Policy.Images.MinimumCephVersion != "18.0.0" {
+		if got := webhookStore.InForce(); got.Source != "MgrPolicy default" || got.Policy.Images.MinimumCephVersion != "20.0.0" {
 			t.Fatalf("in force after deletion: %s, minimum %s", got.Source, got.Policy.Images.MinimumCephVersion)
 		}
 		await.ForErr(t, 15*time.Second, "a PolicyDeleted Event", func() (bool, error) { return policyEvent(ctx, policy.ReasonDeleted, "stays in force") })
@@ -409,7 +409,7 @@ func TestExplain(t *testing.T) {
 func TestEnforcementActions(t *testing.T) {
 	ctx := t.Context()
 	c, seen := api.WarnedClient(t, k8s.Scheme())
-	spec := mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "18.0.0"}}
+	spec := mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "20.0.0"}}
 	mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp); apierrors.IsNotFound(err) {
 		if err := k8s.Create(ctx, mp); err != nil {
@@ -418,7 +418,7 @@ func TestEnforcementActions(t *testing.T) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	quincy := "quay.io/ceph/ceph:v17.2.7"
+	squid := "quay.io/ceph/ceph:v19.2.7"
 	for _, action := range []mutate.Action{mutate.ActionWarn, mutate.ActionAudit, mutate.ActionDeny} {
 		t.Run(string(action), func(t *testing.T) {
 			spec.Enforcement = map[mutate.Rule]mutate.Action{mutate.RuleMinimumCephVersion: action}
@@ -433,7 +433,7 @@ func TestEnforcementActions(t *testing.T) {
 				t.Fatal(err)
 			}
 			seen.Take()
-			err = c.Create(ctx, mgrWithImage(t, quincy), client.DryRunAll)
+			err = c.Create(ctx, mgrWithImage(t, squid), client.DryRunAll)
 			got := seen.Take()
 			switch action {
 			case mutate.ActionDeny:
@@ -444,7 +444,7 @@ func TestEnforcementActions(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Warn refused the write: %v", err)
 				}
-				if len(got) != 1 || !strings.Contains(got[0], "older than the policy's minimum 18.0.0") || !strings.Contains(got[0], "(policy rule images.minimumCephVersion: Warn)") {
+				if len(got) != 1 || !strings.Contains(got[0], "older than the policy's minimum 20.0.0") || !strings.Contains(got[0], "(policy rule images.minimumCephVersion: Warn)") {
 					t.Fatalf("warnings %q, want the violation and its rule", got)
 				}
 			case mutate.ActionAudit:
@@ -473,7 +473,7 @@ func TestEnforcementActions(t *testing.T) {
 				t.Fatalf("mgr_webhook_policy_violations_total{action=%s} went %v -> %v (%v)", action, before, after, err)
 			}
 			// A rule that keeps the cluster whole denies whatever the policy says.
-			two := mgrWithImage(t, "quay.io/ceph/ceph:v18.2.4")
+			two := mgrWithImage(t, "quay.io/ceph/ceph:v20.2.4")
 			two.Spec.Replicas = ptr.To[int32](2)
 			if err := c.Create(ctx, two, client.DryRunAll); err == nil {
 				t.Fatal("two replicas admitted")
@@ -595,9 +595,9 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 				st.PolicyHash == want.Hash() && c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == gen, nil
 		})
 	}
-	// Before: Quincy is admitted. Two old mgrs on Quincy, one on Reef.
+	// Before: Squid is admitted. Two old mgrs on Squid, one on Tentacle.
 	apply(mutate.PolicySpec{})
-	for id, image := range map[string]string{"old1": "quay.io/ceph/ceph:v17.2.7", "old2": "quay.io/ceph/ceph:v17.2.6", "new": "quay.io/ceph/ceph:v18.2.4"} {
+	for id, image := range map[string]string{"old1": "quay.io/ceph/ceph:v19.2.7", "old2": "quay.io/ceph/ceph:v19.2.6", "new": "quay.io/ceph/ceph:v20.2.4"} {
 		// The API server's admission policy reads status.enforced from its
 		// informer: a moment after the status write.
 		var err error
@@ -611,14 +611,14 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 		return len(by) == 3 && slices.Equal(by["rook-ceph-mgr-old1"], []string{"policy=pass"}) && slices.Equal(by["rook-ceph-mgr-new"], []string{"policy=pass"}), fmt.Errorf("reported %v", by)
 	})
 
-	quincyRule := map[string]string{"Warn": "images.minimumCephVersion=warn", "Audit": "images.minimumCephVersion=fail", "Deny": "images.minimumCephVersion=fail"}
+	squidRule := map[string]string{"Warn": "images.minimumCephVersion=warn", "Audit": "images.minimumCephVersion=fail", "Deny": "images.minimumCephVersion=fail"}
 	for _, action := range []mutate.Action{mutate.ActionWarn, mutate.ActionAudit, mutate.ActionDeny} {
 		t.Run(string(action), func(t *testing.T) {
-			apply(mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "18.0.0"},
+			apply(mutate.PolicySpec{Images: mutate.ImagePolicy{MinimumCephVersion: "20.0.0"},
 				Enforcement: map[mutate.Rule]mutate.Action{mutate.RuleMinimumCephVersion: action}})
 			want := map[string][]string{
-				"rook-ceph-mgr-old1": {quincyRule[string(action)]},
-				"rook-ceph-mgr-old2": {quincyRule[string(action)]},
+				"rook-ceph-mgr-old1": {squidRule[string(action)]},
+				"rook-ceph-mgr-old2": {squidRule[string(action)]},
 				"rook-ceph-mgr-new":  {"policy=pass"},
 			}
 			var got map[string][]string
@@ -641,9 +641,9 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 				return strings.Contains(events[audit.ReasonPolicyAudit], result+" against the policy in force: images.minimumCephVersion"), err
 			})
 
-			// A new Quincy mgr: warned, admitted silently, or denied.
+			// A new Squid mgr: warned, admitted silently, or denied.
 			seen.Take()
-			err := c.Create(ctx, mgrOf(t, "another", "quay.io/ceph/ceph:v17.2.7"), client.DryRunAll)
+			err := c.Create(ctx, mgrOf(t, "another", "quay.io/ceph/ceph:v19.2.7"), client.DryRunAll)
 			warned := seen.Take()
 			switch action {
 			case mutate.ActionWarn:
@@ -655,7 +655,7 @@ func TestRolloutOfAStricterRule(t *testing.T) {
 					t.Errorf("Audit: error %v, warnings %q", err, warned)
 				}
 			case mutate.ActionDeny:
-				if err == nil || !strings.Contains(err.Error(), "older than the policy's minimum 18.0.0") {
+				if err == nil || !strings.Contains(err.Error(), "older than the policy's minimum 20.0.0") {
 					t.Errorf("Deny: %v", err)
 				}
 			}

@@ -202,37 +202,37 @@ func TestCorpusVerdicts(t *testing.T) {
 }
 
 // TestUpdatesJudgedByWhatTheyChange: a mgr the policy has since tightened
-// against (Quincy under a minimum of 18) stays writable, its cleanup never
+// against (Squid under a minimum of 20) stays writable, its cleanup never
 // judged; an update that introduces a violation, or changes what never
 // changes, is refused.
 func TestUpdatesJudgedByWhatTheyChange(t *testing.T) {
 	ctx := t.Context()
-	quincy := func(d *appsv1.Deployment) {
+	squid := func(d *appsv1.Deployment) {
 		for _, cs := range [][]corev1.Container{d.Spec.Template.Spec.Containers, d.Spec.Template.Spec.InitContainers} {
 			for i := range cs {
-				cs[i].Image = "quay.io/ceph/ceph:v17.2.7"
+				cs[i].Image = "quay.io/ceph/ceph:v19.2.7"
 			}
 		}
 	}
 	old := completed(t)
-	quincy(old)
+	squid(old)
 	setPolicy(t, []byte(`{}`))
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
 		return k8s.Create(ctx, old.DeepCopy()) == nil, nil
 	}); err != nil {
-		t.Fatalf("a Quincy mgr under the built-in policy: %v", k8s.Create(ctx, old.DeepCopy()))
+		t.Fatalf("a Squid mgr under the built-in policy: %v", k8s.Create(ctx, old.DeepCopy()))
 	}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(old), old); err != nil {
 		t.Fatal(err)
 	}
-	setPolicy(t, []byte(`{"images": {"minimumCephVersion": "18.0.0"}}`))
+	setPolicy(t, []byte(`{"images": {"minimumCephVersion": "20.0.0"}}`))
 	another := completed(t)
-	quincy(another)
+	squid(another)
 	another.Name, another.Labels["mgr"] = "rook-ceph-mgr-b", "b"
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
 		return vapVerdict(another) != nil, nil
 	}); err != nil {
-		t.Fatal("a new Quincy mgr is admitted under a minimum of 18")
+		t.Fatal("a new Squid mgr is admitted under a minimum of 20")
 	}
 
 	for name, tc := range map[string]struct {
@@ -247,7 +247,7 @@ func TestUpdatesJudgedByWhatTheyChange(t *testing.T) {
 		"an env var, same image": {func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.Containers[0].Env = append(d.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "X", Value: "1"})
 		}, ""},
-		"another old image": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v17.2.6" }, "spec.template.spec.containers[mgr].image"},
+		"another old image": {func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "quay.io/ceph/ceph:v19.2.6" }, "spec.template.spec.containers[mgr].image"},
 		"two replicas":      {func(d *appsv1.Deployment) { d.Spec.Replicas = ptr(int32(2)) }, "spec.replicas"},
 		"privileged": {func(d *appsv1.Deployment) {
 			d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
