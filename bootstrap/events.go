@@ -36,6 +36,8 @@ const (
 	ReasonKeyAdopted = "KeyAdopted"
 	// ReasonMonHostRefused: mon_host names an address outside --mon-networks.
 	ReasonMonHostRefused = "MonHostRefused"
+	// ReasonModuleOptionsSet: the policy's moduleOptions set or removed.
+	ReasonModuleOptionsSet = "ModuleOptionsSet"
 )
 
 var (

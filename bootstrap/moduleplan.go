@@ -233,7 +233,13 @@ func moduleFor(want string, rel ceph.Version) (name, why string) {
 // configSet sets a module option for one mgr; --force (from Nautilus) lets the
 // mons take options of a module that has not loaded yet.
 func configSet(rel ceph.Version, id, option, value string) cephCall {
-	args := []string{"config", "set", "mgr." + id, option, value}
+	return configSetSection(rel, "mgr."+id, option, value)
+}
+
+// configSetSection sets an option for a section: one mgr ("mgr.<id>") or
+// every mgr ("mgr").
+func configSetSection(rel ceph.Version, section, option, value string) cephCall {
+	args := []string{"config", "set", section, option, value}
 	if rel.AtLeast(contract.Nautilus) {
 		args = append(args, "--force")
 	}

@@ -115,6 +115,10 @@ func (r *Reconciler) runModulePlan(ctx context.Context, s *scope, conn ceph.Conn
 	if err != nil {
 		return fmt.Errorf("mgr %s's release: %w", s.id, err)
 	}
+	// Options before modules: a module enabled below starts with them.
+	if err := r.setModuleOptions(ctx, s, conn, rel); err != nil {
+		return err
+	}
 	ours, err := ceph.ModulesRecord(ctx, r.Ceph, conn)
 	if err != nil {
 		return err

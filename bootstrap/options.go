@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/cluster"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/policy"
@@ -70,6 +71,9 @@ type Options struct {
 	// uses it, and removes it with the Deployment (the policy's
 	// adoptExistingKeys).
 	AdoptExistingKeys []string
+	// ModuleOptions are the modules' options set on section mgr when no
+	// Policy is set (the policy's moduleOptions otherwise).
+	ModuleOptions map[string]v1alpha1.ModuleOptionValues
 	// Policy, when set, gives Modules, ModuleChoices and AdoptExistingKeys
 	// where those are nil (no flag set them), read at each reconcile: a
 	// changed MgrPolicy is in force without a restart, and every mgr is

@@ -159,10 +159,12 @@ func (r *Reconciler) addFinalizer(ctx context.Context, d *appsv1.Deployment) err
 }
 
 // atRest ends a reconcile that finds the mgr Ready for this generation with
-// the modules the cluster wants and its ports set: it costs no ceph call.
+// the modules the cluster wants, its ports and the policy's module options
+// set: it costs no ceph call.
 func (r *Reconciler) atRest(_ context.Context, s *scope) (ctrl.Result, bool, error) {
 	st := s.prev
-	rest := st.Phase == mgrstatus.PhaseReady && st.ObservedGeneration == s.d.Generation && slices.Equal(covered(st), sortedCopy(s.want)) && portsSet(st, s.d)
+	rest := st.Phase == mgrstatus.PhaseReady && st.ObservedGeneration == s.d.Generation && slices.Equal(covered(st), sortedCopy(s.want)) && portsSet(st, s.d) &&
+		(len(s.want) == 0 || st.ModuleOptions == moduleOptionsHash(r.moduleOptions()))
 	return ctrl.Result{}, rest, nil
 }
 

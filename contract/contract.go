@@ -44,6 +44,10 @@ const (
 	// over for a failed module (RFC 3339), so that its budget outlives a
 	// restart of the controller.
 	ModuleFailoverKey = "mgr-bootstrap/module-failover"
+	// ModuleOptionsRecordKey: the module options (mgr/<module>/<option>,
+	// comma-separated) the controller set on section mgr for the policy's
+	// moduleOptions, the only ones it removes when the policy drops them.
+	ModuleOptionsRecordKey = "mgr-bootstrap/module-options"
 )
 
 // The install: the namespace the manifests and the chart install into, and
@@ -156,6 +160,14 @@ func KeyringSecretName(id string) string { return AppName + "-" + id + "-keyring
 // ServerAddrModules are the modules whose per-mgr server_addr the mgr pod's
 // init containers set to the Pod IP before the mgr starts (the seed's).
 var ServerAddrModules = []string{"dashboard", "prometheus"}
+
+// PerMgrModuleOptions are the module options each mgr gets of its own, from
+// its container (ports) and Pod (server_addr), by module: a policy's
+// moduleOptions cannot set them for every mgr at once.
+var PerMgrModuleOptions = map[string][]string{
+	"prometheus": {"server_addr", "server_port"},
+	"dashboard":  {"server_addr", "server_port", "ssl", "ssl_server_port"},
+}
 
 // ServerAddrEntity is the cephx user those init containers run as: a key of
 // their own, so that no mgr pod holds client.admin (Rook dropped the init

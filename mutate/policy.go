@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -200,6 +201,7 @@ func (p *Policy) validate(root *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(root.Child("moduleChoices").Index(i), m, "must be a mgr module's name (lower-case letters, digits, _), one per item"))
 		}
 	}
+	errs = append(errs, p.validateModuleOptions(root.Child("moduleOptions"))...)
 	for name, c := range p.Sidecars {
 		fp := root.Child("sidecars").Key(name)
 		if c.Name != "" && c.Name != name {
@@ -217,6 +219,34 @@ func (p *Policy) validate(root *field.Path) field.ErrorList {
 
 // moduleName is what `ceph mgr module ls` names a module.
 var moduleName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// maxModuleOptionValue bounds an option's value (the CRD's bound too).
+const maxModuleOptionValue = 256
+
+// validateModuleOptions refuses what the controller could not set as asked:
+// names Ceph does not use, values not on one line, and the options each mgr
+// gets of its own.
+func (p *Policy) validateModuleOptions(fp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, module := range slices.Sorted(maps.Keys(p.ModuleOptions)) {
+		mp := fp.Key(module)
+		if !moduleName.MatchString(module) || len(module) > 64 {
+			errs = append(errs, field.Invalid(mp, module, "must be a mgr module's name (lower-case letters, digits, _)"))
+		}
+		for _, option := range slices.Sorted(maps.Keys(p.ModuleOptions[module])) {
+			op, value := mp.Key(option), p.ModuleOptions[module][option]
+			switch {
+			case !moduleName.MatchString(option) || len(option) > 64:
+				errs = append(errs, field.Invalid(op, option, "must be a module option's name (lower-case letters, digits, _), e.g. scrape_interval"))
+			case slices.Contains(contract.PerMgrModuleOptions[module], option):
+				errs = append(errs, field.Forbidden(op, fmt.Sprintf("%s's %s is set per mgr by the controller (from the mgr's container and Pod); remove it from moduleOptions", module, option)))
+			case value == "" || len(value) > maxModuleOptionValue || strings.ContainsAny(value, "\n\r\x00"):
+				errs = append(errs, field.Invalid(op, value, fmt.Sprintf("must be 1 to %d characters on one line", maxModuleOptionValue)))
+			}
+		}
+	}
+	return errs
+}
 
 func ptrTo[T any](v T) *T { return &v }
 

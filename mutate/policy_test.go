@@ -31,6 +31,14 @@ func TestParsePolicy(t *testing.T) {
 		"module choices":               {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [prometheus, diskprediction_local]\n"},
 		"a module choice with a comma": {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleChoices: [\"prometheus,nfs\"]\n", wantErr: "moduleChoices[0]"},
 		"a module in upper case":       {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmodules: [prometheus, Dashboard]\n", wantErr: "modules[1]"},
+		"module options":               {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {prometheus: {scrape_interval: \"20\"}, balancer: {mode: upmap}}\n"},
+		"a per-mgr module option": {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {prometheus: {server_port: \"9284\"}}\n",
+			wantErr: "moduleOptions[prometheus][server_port]: Forbidden: prometheus's server_port is set per mgr by the controller"},
+		"the dashboard's ssl":    {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {dashboard: {ssl: \"false\"}}\n", wantErr: "moduleOptions[dashboard][ssl]"},
+		"a module option's name": {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {balancer: {Mode: upmap}}\n", wantErr: "moduleOptions[balancer][Mode]"},
+		"a module's name":        {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {\"mgr/balancer\": {mode: upmap}}\n", wantErr: "moduleOptions[mgr/balancer]"},
+		"a value of two lines":   {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {balancer: {mode: \"upmap\\nx\"}}\n", wantErr: "moduleOptions[balancer][mode]: Invalid value"},
+		"an empty value":         {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {balancer: {mode: \"\"}}\n", wantErr: "1 to 256 characters"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -59,6 +59,17 @@ type PolicySpec struct {
 	// +kubebuilder:validation:items:Pattern=`^[a-z][a-z0-9_]*$`
 	// +listType=set
 	ModuleChoices []string `json:"moduleChoices,omitempty"`
+	// ModuleOptions are options of the mgr modules, by module and option
+	// name (e.g. prometheus: {scrape_interval: "15"}, balancer: {mode:
+	// upmap}), which the bootstrap controller sets on section mgr (every mgr
+	// of a cluster) with --force before it enables a module, so an option of
+	// a module not loaded yet blocks nothing, and changes only where Ceph's
+	// value differs. The options it sets per mgr from the mgr's own
+	// container (prometheus and dashboard server_addr and ports, dashboard
+	// ssl) are not among them.
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(m, m.matches('^[a-z][a-z0-9_]*$') && size(m) <= 64)",message="a module is named like prometheus or balancer"
+	ModuleOptions map[string]ModuleOptionValues `json:"moduleOptions,omitempty"`
 	// Sidecars are containers a Deployment may ask for by name with the
 	// mgr.ceph.rook.io/inject-sidecars annotation.
 	// +kubebuilder:validation:MaxProperties=16
@@ -240,3 +251,10 @@ type UpgradePath struct {
 	// +listType=set
 	ExemptNamespaces []string `json:"exemptNamespaces,omitempty"`
 }
+
+// ModuleOptionValues are one module's options, by option name (as in
+// `ceph config set mgr mgr/<module>/<option> <value>`).
+// +kubebuilder:validation:MaxProperties=32
+// +kubebuilder:validation:XValidation:rule="self.all(o, o.matches('^[a-z][a-z0-9_]*$') && size(o) <= 64)",message="an option is named like scrape_interval"
+// +kubebuilder:validation:XValidation:rule="self.all(o, size(self[o]) >= 1 && size(self[o]) <= 256)",message="an option's value is 1 to 256 characters"
+type ModuleOptionValues map[string]string

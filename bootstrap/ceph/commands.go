@@ -45,6 +45,43 @@ func ModulesRecord(ctx context.Context, r Commander, conn Conn) ([]string, error
 	return contract.SplitList(v), nil
 }
 
+// ModuleOptionsRecord is the list of module options the controller set
+// itself (contract.ModuleOptionsRecordKey); none yet is an empty record.
+func ModuleOptionsRecord(ctx context.Context, r Commander, conn Conn) ([]string, error) {
+	v, err := ConfigKey(ctx, r, conn, contract.ModuleOptionsRecordKey)
+	if err != nil {
+		return nil, fmt.Errorf("reading the module options this controller set: %w", err)
+	}
+	return contract.SplitList(v), nil
+}
+
+// configEntry is one entry of `ceph config dump`.
+type configEntry struct {
+	Section string `json:"section"`
+	Name    string `json:"name"`
+	Value   string `json:"value"`
+}
+
+// ConfigSection is what the cluster's configuration database holds for
+// section (e.g. "mgr"), by option name: one read of `config dump`.
+func ConfigSection(ctx context.Context, r Commander, conn Conn, section string) (map[string]string, error) {
+	out, err := r.Run(ctx, conn, Command{Name: "config dump", Kind: Read, Args: []string{"config", "dump"}})
+	if err != nil {
+		return nil, err
+	}
+	var entries []configEntry
+	if err := json.Unmarshal(out, &entries); err != nil {
+		return nil, &Error{Command: "config dump", Message: "unexpected output: " + err.Error()}
+	}
+	values := map[string]string{}
+	for _, e := range entries {
+		if e.Section == section {
+			values[e.Name] = e.Value
+		}
+	}
+	return values, nil
+}
+
 // SetConfigKey sets key in the cluster's config-key store to value.
 func SetConfigKey(ctx context.Context, r Commander, conn Conn, key, value string) error {
 	_, err := r.Run(ctx, conn, Command{Name: "config-key set", Kind: Write, Args: []string{"config-key", "set", key, value}})

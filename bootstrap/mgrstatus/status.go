@@ -48,6 +48,9 @@ type Status struct {
 	// Ceph (its container's http-metrics and dashboard ports).
 	MetricsPort   int32 `json:"metricsPort,omitempty"`
 	DashboardPort int32 `json:"dashboardPort,omitempty"`
+	// ModuleOptions is the hash of the policy's moduleOptions last brought
+	// into force on the mgr's cluster ("" for none).
+	ModuleOptions string `json:"moduleOptions,omitempty"`
 	// CephVersion is the release the mgr reported when its modules were planned.
 	CephVersion string `json:"cephVersion,omitempty"`
 	// KeyOwned records that the controller created mgr.<id>'s cephx key (or

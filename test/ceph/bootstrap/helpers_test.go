@@ -195,3 +195,22 @@ func cephRelease(t *testing.T) ceph.Version {
 	}
 	return v
 }
+
+// clusterOf starts a Ceph cluster of the test's own (the other tests' Ceph
+// stays as it is) for namespace ns, with its cluster objects there; it stops
+// with the test.
+func clusterOf(t *testing.T, ns string, o cephtest.Options) *cephtest.Cluster {
+	t.Helper()
+	ctx := t.Context()
+	c, err := cephtest.Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	cephs[ns] = c
+	t.Cleanup(func() { delete(cephs, ns) })
+	if err := (testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring}).Create(ctx, k8s); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -29,6 +29,8 @@ import (
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
+	"github.com/rook-mgr/mgr-webhook/mutate"
+	"github.com/rook-mgr/mgr-webhook/policy"
 )
 
 var (
@@ -59,6 +61,8 @@ const (
 	// nsRecovery is TestFailedModuleFailover's cluster of two mgr daemons,
 	// likewise.
 	nsRecovery = "ceph-recovery"
+	// nsOptions is TestModuleOptions's cluster, likewise.
+	nsOptions = "ceph-options"
 	// nsFar's mon_host names an address outside the controller's
 	// --mon-networks (the harness allows loopback only).
 	nsFar = "ceph-far"
@@ -105,7 +109,8 @@ func run(m *testing.M) (int, error) {
 	// A strict API server: setting blockOwnerDeletion needs update on the
 	// owner's finalizers, which the shipped RBAC must grant.
 	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
-		CRDs:             []string{filepath.Join(root, "test", "crds"), filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_cephreleases.yaml")},
+		CRDs: []string{filepath.Join(root, "test", "crds"), filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_cephreleases.yaml"),
+			filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml")},
 		AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"},
 	})
 	if err != nil {
@@ -161,9 +166,13 @@ func run(m *testing.M) (int, error) {
 	opts := bootstrap.DefaultOptions()
 	opts.FinalizerTimeout = finalizerTimeout
 	opts.RetryInterval = time.Second
-	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage, nsAdminModules, nsRecovery}
+	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage, nsAdminModules, nsRecovery, nsOptions}
 	opts.ReleaseInterval = releaseInterval
 	opts.ModuleFailoverInterval = moduleFailoverInterval
+	// MgrPolicy default is watched, as installed: TestModuleOptions changes
+	// it. The flags above (modules, choices, adoption) stay in force over
+	// it; no audit runs here (the reconcile's calls are counted).
+	opts.Policy, opts.PolicyName, opts.Pod, opts.AuditInterval = policy.NewStore(mutate.DefaultPolicy(), "built-in"), "default", "mgr-bootstrap-test", 0
 	// Every test cluster's mons are on loopback: every test runs with the
 	// mon networks restricted, and TestMonHostOutsideTheMonNetworks sees one
 	// outside refused.

@@ -17,7 +17,6 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
-	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 // TestCephMonOutage: a mgr created while its cluster's only mon is down gets
@@ -37,17 +36,8 @@ func TestCephMonOutage(t *testing.T) {
 	}
 	ctx := t.Context()
 	// A cluster of its own, so that the other tests' Ceph stays up.
-	c, err := cephtest.Start(ctx, cephtest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	const ns = nsOutage
-	cephs[ns] = c
-	defer delete(cephs, ns)
-	if err := (testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring}).Create(ctx, k8s); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterOf(t, ns, cephtest.Options{})
 
 	c.StopMon()
 	// The reconciles' and probes' calls: the CephRelease keeper reads the

@@ -21,7 +21,6 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap/recovery"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
-	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
 
 // TestFailedModuleFailover: a module the controller turned on fails on the
@@ -35,16 +34,7 @@ import (
 func TestFailedModuleFailover(t *testing.T) {
 	ctx := t.Context()
 	const ns = nsRecovery
-	c, err := cephtest.Start(ctx, cephtest.Options{MgrIDs: []string{"a", "b"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	cephs[ns] = c
-	defer delete(cephs, ns)
-	if err := (testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring}).Create(ctx, k8s); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterOf(t, ns, cephtest.Options{MgrIDs: []string{"a", "b"}})
 	defer func() {
 		if !t.Failed() {
 			return

@@ -26,7 +26,6 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
-	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
@@ -238,17 +237,8 @@ func TestModulesAnnotationSteersNoCephWrite(t *testing.T) {
 // among the mgr's modules; one the controller turned on is turned off.
 func TestModuleAnAdministratorTurnedOnStaysOn(t *testing.T) {
 	ctx := t.Context()
-	c, err := cephtest.Start(ctx, cephtest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	const ns = nsAdminModules
-	cephs[ns] = c
-	defer delete(cephs, ns)
-	if err := (testenv.CephCluster{Namespace: ns, FSID: c.FSID, MonHost: c.MonHost, Members: "a", AdminKeyring: c.AdminKeyring}).Create(ctx, k8s); err != nil {
-		t.Fatal(err)
-	}
+	c := clusterOf(t, ns, cephtest.Options{})
 	if enabledModules(t, c)["prometheus"] || enabledModules(t, c)["dashboard"] {
 		t.Fatal("prometheus or dashboard is on in a new cluster: the test needs them off")
 	}

@@ -1,0 +1,206 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
+	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
+	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
+)
+
+// TestModuleOptions: the policy's moduleOptions are in Ceph's configuration
+// database on section mgr before the module they belong to is enabled (the
+// mons' audit log orders the two), a mgr reconciled again with the options
+// in force reads nothing more, a changed value is set, and an option the
+// policy drops is removed only where the controller had set it.
+func TestModuleOptions(t *testing.T) {
+	ctx := t.Context()
+	const ns = nsOptions
+	c := clusterOf(t, ns, cephtest.Options{})
+	// option is section mgr's value of name in the configuration database
+	// ("" when not set there: `config get` would answer the default).
+	option := func(name string) string {
+		t.Helper()
+		out, err := c.Ceph(ctx, "config", "dump")
+		if err != nil {
+			t.Fatalf("ceph config dump: %v", err)
+		}
+		var entries []struct{ Section, Name, Value string }
+		if err := json.Unmarshal(out, &entries); err != nil {
+			t.Fatalf("ceph config dump: %v", err)
+		}
+		for _, e := range entries {
+			if e.Section == "mgr" && e.Name == name {
+				return e.Value
+			}
+		}
+		return ""
+	}
+	// An option an administrator set, to the value the policy will name.
+	if _, err := c.Ceph(ctx, "config", "set", "mgr", "mgr/balancer/upmap_max_deviation", "3"); err != nil {
+		t.Fatal(err)
+	}
+	// The MgrPolicy exempts this namespace: its mgr-policy check (installed
+	// with the shipped manifests) judges the suite's mgrs, which no webhook
+	// completes here, only while a MgrPolicy exists.
+	setPolicy := func(opts map[string]v1alpha1.ModuleOptionValues) {
+		t.Helper()
+		mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp)
+		mp.Spec.Exemptions = []v1alpha1.Exemption{{Namespace: ns}}
+		mp.Spec.ModuleOptions = opts
+		switch {
+		case apierrors.IsNotFound(err):
+			err = k8s.Create(ctx, mp)
+		case err == nil:
+			err = k8s.Update(ctx, mp)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	removePolicy := func() {
+		err := k8s.Delete(context.Background(), &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+	}
+	setPolicy(map[string]v1alpha1.ModuleOptionValues{
+		"prometheus": {"scrape_interval": "20"},
+		"balancer":   {"mode": "crush-compat", "upmap_max_deviation": "3"},
+	})
+	// Whatever happens, the suite's other tests run with none (the
+	// controller keeps the last good policy, without options).
+	defer removePolicy()
+	defer setPolicy(nil)
+
+	d := mgrDeployment(t, ns, "a", 1, map[string]string{contract.AnnotationModules: "prometheus"})
+	if err := k8s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = k8s.Delete(context.Background(), d)
+		eventually(t, time.Minute, "mgr a's Deployment gone", func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(get(ctx, ns, d.Name, d)), nil
+		})
+	}()
+	set := waitEvent(t, ns, d.Name, bootstrap.ReasonModuleOptionsSet, 2*time.Minute)
+	if !strings.Contains(set, "mgr/prometheus/scrape_interval=20") || !strings.Contains(set, "mgr/balancer/mode=crush-compat") || strings.Contains(set, "upmap_max_deviation") {
+		t.Errorf("Event %q: want the two options set, not the one already as the policy says", set)
+	}
+	waitEvent(t, ns, d.Name, bootstrap.ReasonModulesEnabled, 2*time.Minute)
+	for name, want := range map[string]string{"mgr/prometheus/scrape_interval": "20", "mgr/balancer/mode": "crush-compat", "mgr/balancer/upmap_max_deviation": "3"} {
+		if got := option(name); got != want {
+			t.Errorf("ceph config get mgr %s = %q, want %q", name, got, want)
+		}
+	}
+	// In force before the enable: the configuration database's change log
+	// and the mons' audit log, on the mon's clock.
+	configLog, err := c.Ceph(ctx, "config", "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []struct {
+		Timestamp string
+		Changes   []struct{ Name string }
+	}
+	if err := json.Unmarshal(configLog, &changes); err != nil {
+		t.Fatalf("ceph config log: %v\n%.2000s", err, configLog)
+	}
+	var setAt, enabledAt time.Time
+	for _, ch := range changes {
+		for _, o := range ch.Changes {
+			if o.Name == "mgr/mgr/prometheus/scrape_interval" { // <section>/<option>
+				setAt = monTime(t, ch.Timestamp)
+			}
+		}
+	}
+	out, err := c.Ceph(ctx, "log", "last", "10000", "info", "audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []struct{ Stamp, Message string }
+	if err := json.Unmarshal(out, &entries); err != nil {
+		t.Fatalf("ceph log last: %v\n%.2000s", err, out)
+	}
+	for _, e := range entries {
+		if m := strings.ReplaceAll(e.Message, " ", ""); enabledAt.IsZero() && strings.Contains(m, `"prefix":"mgrmoduleenable","module":"prometheus"`) {
+			enabledAt = monTime(t, e.Stamp)
+		}
+	}
+	if setAt.IsZero() || enabledAt.IsZero() || !setAt.Before(enabledAt) {
+		t.Errorf("scrape_interval set at %v, prometheus enabled at %v: want both, the option first; config log: %.3000s", setAt, enabledAt, strings.ReplaceAll(string(configLog), "\n", " "))
+	}
+	record, err := c.Ceph(ctx, "config-key", "get", contract.ModuleOptionsRecordKey)
+	if err != nil || strings.TrimSpace(string(record)) != "mgr/balancer/mode,mgr/prometheus/scrape_interval" {
+		t.Errorf("the controller's record %q (%v): want the two options it set", record, err)
+	}
+
+	// Reconciled again with the options in force: no read of them.
+	dumps := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "config dump"})
+	if err := get(ctx, ns, d.Name, d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec.Template.Annotations == nil {
+		d.Spec.Template.Annotations = map[string]string{}
+	}
+	d.Spec.Template.Annotations["touched"] = "1"
+	if err := k8s.Update(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "Ready at the new generation, the options recorded", func(ctx context.Context) (bool, error) {
+		if err := get(ctx, ns, d.Name, d); err != nil {
+			return false, err
+		}
+		st := status(t, ns, d.Name)
+		return st.Phase == mgrstatus.PhaseReady && st.ObservedGeneration == d.Generation && st.ModuleOptions != "", fmt.Errorf("status %+v at generation %d", st, d.Generation)
+	})
+	if n := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "config dump"}) - dumps; n != 0 {
+		t.Errorf("%v config dumps for a mgr whose options are in force, want 0", n)
+	}
+
+	// A changed value is set; a dropped option is removed where ours only.
+	setPolicy(map[string]v1alpha1.ModuleOptionValues{"prometheus": {"scrape_interval": "30"}})
+	eventually(t, 2*time.Minute, "scrape_interval 30, balancer mode removed", func(ctx context.Context) (bool, error) {
+		return option("mgr/prometheus/scrape_interval") == "30" && option("mgr/balancer/mode") == "", nil
+	})
+	if got := option("mgr/balancer/upmap_max_deviation"); got != "3" {
+		t.Errorf("the administrator's upmap_max_deviation is %q after the policy dropped it; want 3 kept (not the controller's)", got)
+	}
+
+	// Back to none: the controller removes what it set, and only that.
+	setPolicy(nil)
+	eventually(t, 2*time.Minute, "scrape_interval removed", func(ctx context.Context) (bool, error) {
+		out, err := c.Ceph(ctx, "config", "dump")
+		return err == nil && !strings.Contains(string(out), "mgr/prometheus/scrape_interval"), err
+	})
+	if got := option("mgr/balancer/upmap_max_deviation"); got != "3" {
+		t.Errorf("the administrator's upmap_max_deviation is %q with no moduleOptions; want 3 kept", got)
+	}
+}
+
+// monTime reads a timestamp as the mons write them.
+func monTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	for _, layout := range []string{"2006-01-02T15:04:05.999999-0700", "2006-01-02T15:04:05.999999Z07:00", "2006-01-02 15:04:05.999999"} {
+		if v, err := time.Parse(layout, s); err == nil {
+			return v
+		}
+	}
+	t.Fatalf("cannot read the mon's time %q", s)
+	return time.Time{}
+}
