@@ -112,6 +112,8 @@ type state struct {
 	last     *ceph.Error
 	// answered: its last call got an answer (whatever it said).
 	answered bool
+	// called is when the last call was made.
+	called time.Time
 }
 
 // New is the cache of the clusters reached with reader (the two Secrets,
@@ -210,6 +212,7 @@ func (c *Cache) observe(ns string, now time.Time, err error) {
 	c.mu.Lock()
 	st := c.stateOf(ns)
 	was := st.failures > 0
+	st.called = now
 	if unreachable {
 		st.failures, st.lastTry, st.last, st.answered = st.failures+1, now, e, false
 	} else {
@@ -311,9 +314,16 @@ func (c *Cache) Lock(ctx context.Context, ns string) (unlock func(), err error) 
 }
 
 // Forget drops what is kept of cluster ns (its connection, its breaker, the
-// runner's kept connection): its last mgr went.
-func (c *Cache) Forget(ns string) {
+// runner's kept connection): its last mgr went, as a list made at listed
+// says. A cluster called since is kept: a new mgr's reconcile, which that
+// list did not see, reached it, and nothing might call it again (a
+// single-mgr cluster at rest), leaving it unread by the CephRelease keeper.
+func (c *Cache) Forget(ns string, listed time.Time) {
 	c.mu.Lock()
+	if st := c.m[ns]; st != nil && st.called.After(listed) {
+		c.mu.Unlock()
+		return
+	}
 	delete(c.m, ns)
 	c.gauge()
 	c.mu.Unlock()

@@ -184,9 +184,29 @@ func TestGuardedMakesNoCallWhileOpen(t *testing.T) {
 	if _, err := c.Probe(t.Context(), "dark"); err != nil || len(announced) != 1 {
 		t.Errorf("a cluster that kept answering was announced again: %q", announced)
 	}
-	c.Forget("dark")
+	c.Forget("dark", time.Now())
 	if !reflect.DeepEqual(inner.forgot, []string{"dark"}) {
 		t.Errorf("Forget did not drop the runner's connection: %q", inner.forgot)
+	}
+}
+
+// TestForgetKeepsAClusterCalledSince: a list that saw no mgr of a cluster
+// (its last one deleted) forgets it only if no call reached it since the
+// list was made; a new mgr's reconcile that called it keeps it answered, so
+// the CephRelease keeper, which reads answered clusters only, still reads it.
+func TestForgetKeepsAClusterCalledSince(t *testing.T) {
+	inner := &fakeCeph{}
+	c := New(nil, inner, nil, 0)
+	listed := t0.Add(time.Second)
+	c.observe("again", t0.Add(2*time.Second), nil) // the new mgr's call, after the list
+	c.Forget("again", listed)
+	if !c.Answered("again") || len(inner.forgot) != 0 {
+		t.Errorf("a cluster called after the list was forgotten: answered %v, runner forgot %q", c.Answered("again"), inner.forgot)
+	}
+	c.observe("gone", t0, nil) // its last call, before the list
+	c.Forget("gone", listed)
+	if c.Answered("gone") || !reflect.DeepEqual(inner.forgot, []string{"gone"}) {
+		t.Errorf("a cluster not called since the list was kept: answered %v, runner forgot %q", c.Answered("gone"), inner.forgot)
 	}
 }
 
@@ -282,7 +302,7 @@ func TestUnreachableGauge(t *testing.T) {
 	if got := gauge(); got != 1 {
 		t.Errorf("after a's answer: gauge %v", got)
 	}
-	c.Forget("b")
+	c.Forget("b", t0.Add(time.Second))
 	if got := gauge(); got != 0 {
 		t.Errorf("after b is forgotten: gauge %v", got)
 	}

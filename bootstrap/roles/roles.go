@@ -164,6 +164,7 @@ func (w *Watcher) pass(ctx context.Context) (next time.Duration) {
 	next = w.Interval
 	log := logf.FromContext(ctx).WithName("mgr-role")
 	ds := &appsv1.DeploymentList{}
+	listed := time.Now()
 	if err := w.Client.List(ctx, ds, client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil {
 		log.Error(err, "listing mgr Deployments")
 		return
@@ -203,7 +204,7 @@ func (w *Watcher) pass(ctx context.Context) (next time.Duration) {
 	}
 	w.mu.Unlock()
 	for _, ns := range gone {
-		w.Clusters.Forget(ns)
+		w.Clusters.Forget(ns, listed)
 	}
 	for _, ns := range due {
 		go w.probe(ctx, ns, clusters[ns], ds.Items)
