@@ -38,6 +38,10 @@ const (
 	ReasonMonHostRefused = "MonHostRefused"
 	// ReasonModuleOptionsSet: the policy's moduleOptions set or removed.
 	ReasonModuleOptionsSet = "ModuleOptionsSet"
+	// ReasonModuleOptionsDrifted: options of moduleOptions changed by hand, left.
+	ReasonModuleOptionsDrifted = "ModuleOptionsDrifted"
+	// ReasonModuleOptionsRestored: such options set back (restoreModuleOptions).
+	ReasonModuleOptionsRestored = "ModuleOptionsRestored"
 )
 
 var (

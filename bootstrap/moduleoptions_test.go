@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 )
 
@@ -45,6 +46,8 @@ func TestPlanModuleOptions(t *testing.T) {
 		"dropped by the policy, not ours: left": {want: map[string]v1alpha1.ModuleOptionValues{},
 			have: map[string]string{"mgr/prometheus/scrape_interval": "20"}},
 		"dropped, ours, already gone: nothing to remove": {ours: []string{"mgr/prometheus/scrape_interval"}},
+		"Ceph's own form of the same value: nothing": {want: want,
+			have: map[string]string{"mgr/balancer/mode": "upmap", "mgr/prometheus/scrape_interval": "20.000000"}},
 		"other sections' options are not read here": {want: want,
 			have:  map[string]string{"mgr/dashboard/ssl": "false"},
 			calls: []string{"config set mgr mgr/balancer/mode upmap --force", "config set mgr mgr/prometheus/scrape_interval 20 --force"},
@@ -83,5 +86,40 @@ func TestModuleOptionsHash(t *testing.T) {
 	c := moduleOptionsHash(map[string]v1alpha1.ModuleOptionValues{"balancer": {"mode": "upmap"}, "prometheus": {"scrape_interval": "21"}})
 	if a == "" || a != b || a == c {
 		t.Errorf("hashes %q %q %q: want equal for equal options, different for a changed value", a, b, c)
+	}
+}
+
+func TestModuleOptionDrift(t *testing.T) {
+	want := map[string]v1alpha1.ModuleOptionValues{"prometheus": {"scrape_interval": "20"}, "balancer": {"mode": "upmap"}}
+	got := moduleOptionDrift(want, map[string]string{"mgr/balancer/mode": "crush-compat", "mgr/dashboard/ssl": "false"})
+	wantDrift := []audit.OptionDrift{{Name: "mgr/balancer/mode", Want: "upmap", Have: "crush-compat"}, {Name: "mgr/prometheus/scrape_interval", Want: "20", Have: ""}}
+	if !slices.Equal(got, wantDrift) {
+		t.Errorf("drift %+v, want %+v", got, wantDrift)
+	}
+	if got := moduleOptionDrift(want, map[string]string{"mgr/balancer/mode": "upmap", "mgr/prometheus/scrape_interval": "20.000000"}); len(got) != 0 {
+		t.Errorf("options as the policy says: drift %+v", got)
+	}
+	// The watch tells a change of drift once.
+	w := &optionWatch{}
+	if !w.keep("a", wantDrift) || w.keep("a", slices.Clone(wantDrift)) || !slices.Equal(w.Drift("a"), wantDrift) {
+		t.Error("the same drift read twice counts as a change, or is not kept")
+	}
+	if !w.keep("a", nil) || len(w.Drift("a")) != 0 || w.keep("a", nil) {
+		t.Error("drift gone is not a change once")
+	}
+}
+
+func TestSameOptionValue(t *testing.T) {
+	for _, tc := range []struct {
+		have, want string
+		same       bool
+	}{
+		{"20.000000", "20", true}, {"20", "20", true}, {"20.5", "20", false},
+		{"true", "True", true}, {"false", "0", true}, {"true", "1", true},
+		{"upmap", "upmap", true}, {"upmap", "crush-compat", false}, {"", "20", false},
+	} {
+		if got := sameOptionValue(tc.have, tc.want); got != tc.same {
+			t.Errorf("sameOptionValue(%q, %q) = %v, want %v", tc.have, tc.want, got, tc.same)
+		}
 	}
 }

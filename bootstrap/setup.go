@@ -124,12 +124,19 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 		Interval: orDefault(o.RoleInterval, DefaultOptions().RoleInterval), Workers: orDefault(o.RoleWorkers, DefaultOptions().RoleWorkers), Wrote: apiWrites.Inc}); err != nil {
 		return err
 	}
+	var drift func(ns string) []audit.OptionDrift
 	if o.ReleaseInterval > 0 {
 		if err := v1alpha1.AddToScheme(mgr.GetScheme()); err != nil {
 			return err
 		}
 		k := &releases.Keeper{Client: r.Client, Clusters: r.Clusters, Ceph: r.Ceph, Interval: o.ReleaseInterval, Namespaces: o.Namespaces,
 			Refresh: orDefault(o.ReleaseRefresh, DefaultOptions().ReleaseRefresh), Wrote: apiWrites.Inc}
+		watch := &optionWatch{Client: r.Client, Recorder: r.Recorder, Ceph: r.Ceph,
+			Options: func() (map[string]v1alpha1.ModuleOptionValues, bool) {
+				return r.moduleOptions(), r.Policy.Current().RestoreModuleOptions
+			}, Applied: r.applied}
+		k.Observers = append(k.Observers, watch)
+		drift = watch.Drift
 		if o.ModuleFailoverInterval > 0 {
 			k.Observers = append(k.Observers, &recovery.Recovery{Client: r.Client, Recorder: r.Recorder, Ceph: r.Ceph, Interval: o.ModuleFailoverInterval})
 		}
@@ -139,7 +146,7 @@ func Setup(mgr ctrl.Manager, o Options, cephClient Ceph, maxConcurrent int) erro
 	}
 	if o.Policy != nil && o.AuditInterval > 0 {
 		if err := mgr.Add(&audit.Auditor{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder,
-			Policy: o.Policy, Interval: o.AuditInterval, ReportLimit: o.AuditReportLimit}); err != nil {
+			Policy: o.Policy, Interval: o.AuditInterval, ReportLimit: o.AuditReportLimit, ModuleOptionDrift: drift}); err != nil {
 			return err
 		}
 	}

@@ -76,6 +76,17 @@ func (v CephVersion) In(window [2]CephVersion) bool {
 	return v.AtLeast(window[0]) && !v.AtLeast(window[1])
 }
 
+// Compare orders v and o: -1, 0 or +1 (for slices.SortFunc).
+func (v CephVersion) Compare(o CephVersion) int {
+	switch {
+	case v == o:
+		return 0
+	case v.AtLeast(o):
+		return 1
+	}
+	return -1
+}
+
 // AtLeast reports v >= o.
 func (v CephVersion) AtLeast(o CephVersion) bool {
 	if v.Major != o.Major {

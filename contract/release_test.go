@@ -71,3 +71,10 @@ func TestReleaseMajor(t *testing.T) {
 		}
 	}
 }
+
+func TestCompare(t *testing.T) {
+	a, b := CephVersion{16, 2, 15}, CephVersion{20, 2, 4}
+	if a.Compare(b) != -1 || b.Compare(a) != 1 || a.Compare(a) != 0 || (CephVersion{20, 2, 5}).Compare(b) != 1 {
+		t.Error("Compare does not order releases by major, minor, patch")
+	}
+}

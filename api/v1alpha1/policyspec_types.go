@@ -70,6 +70,11 @@ type PolicySpec struct {
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(m, m.matches('^[a-z][a-z0-9_]*$') && size(m) <= 64)",message="a module is named like prometheus or balancer"
 	ModuleOptions map[string]ModuleOptionValues `json:"moduleOptions,omitempty"`
+	// RestoreModuleOptions sets an option of ModuleOptions changed in Ceph
+	// by hand back to the policy's value when the controller next reads the
+	// cluster (every release interval). Without it the change is reported
+	// in the namespace's Report (rule moduleOptions) and an Event, and left.
+	RestoreModuleOptions bool `json:"restoreModuleOptions,omitempty"`
 	// Sidecars are containers a Deployment may ask for by name with the
 	// mgr.ceph.rook.io/inject-sidecars annotation.
 	// +kubebuilder:validation:MaxProperties=16

@@ -69,6 +69,9 @@ type Auditor struct {
 	Interval  time.Duration
 	// ReportLimit caps the results of a namespace's Report.
 	ReportLimit int
+	// ModuleOptionDrift, when set, is namespace ns's cluster's drifted
+	// module options as last read (the controller's moduleOptions watch).
+	ModuleOptionDrift func(ns string) []OptionDrift
 
 	// last is each mgr's verdict at the previous audit; reports the hash of
 	// each namespace's Report last written.
@@ -158,7 +161,11 @@ func (a *Auditor) audit(ctx context.Context) error {
 			seen[d.UID] = true
 			a.event(d, result, why)
 		}
-		rep, hash := reportFor(ns, found, in.Policy, in.Hash, a.ReportLimit)
+		var drift []OptionDrift
+		if a.ModuleOptionDrift != nil {
+			drift = a.ModuleOptionDrift(ns)
+		}
+		rep, hash := reportFor(ns, found, drift, in.Policy, in.Hash, a.ReportLimit)
 		if a.reports[ns] == hash {
 			continue
 		}

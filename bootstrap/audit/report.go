@@ -33,7 +33,18 @@ const (
 	// change the mgr); RulePolicy the one of a mgr that complies.
 	RuleCompletion = "completion"
 	RulePolicy     = "policy"
+	// RuleModuleOptions is the result rule of a module option whose value
+	// in Ceph is not the policy's.
+	RuleModuleOptions = "moduleOptions"
 )
+
+// OptionDrift is an option of the policy's moduleOptions whose value in the
+// cluster's configuration database (section mgr) is not the policy's.
+type OptionDrift struct {
+	// Name is the option (mgr/<module>/<option>); Want the policy's value;
+	// Have Ceph's ("" when not set on section mgr).
+	Name, Want, Have string
+}
 
 // audited is one mgr and what auditing it found.
 type audited struct {
@@ -65,8 +76,18 @@ func (a audited) verdict(p *mutate.Policy) (result orv1alpha1.Result, why string
 // (named hash): a violation is fail (warn where the rule's action is Warn),
 // drift is warn, a compliant mgr is pass. At most limit results, failures
 // first; Hash names its content, so an unchanged report is not written.
-func reportFor(namespace string, mgrs []audited, p *mutate.Policy, hash string, limit int) (*orv1alpha1.Report, string) {
+func reportFor(namespace string, mgrs []audited, options []OptionDrift, p *mutate.Policy, hash string, limit int) (*orv1alpha1.Report, string) {
 	var results []orv1alpha1.ReportResult
+	cluster := []corev1.ObjectReference{{APIVersion: "mgr.ceph.rook.io/v1alpha1", Kind: "CephRelease", Name: namespace}}
+	for _, o := range options {
+		have := "is " + o.Have
+		if o.Have == "" {
+			have = "is not set"
+		}
+		results = append(results, orv1alpha1.ReportResult{Source: ReportSource, Policy: ReportName, Rule: RuleModuleOptions, Result: "warn",
+			Subjects: cluster, Description: fmt.Sprintf("module option %s %s on section mgr, the policy says %s (changed by hand; the policy's restoreModuleOptions sets it back)", o.Name, have, o.Want),
+			Properties: map[string]string{"policyHash": hash, "option": o.Name}})
+	}
 	for _, a := range mgrs {
 		subject := []corev1.ObjectReference{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: a.d.Namespace, Name: a.d.Name, UID: a.d.UID}}
 		props := map[string]string{"policyHash": hash}

@@ -5,6 +5,7 @@ package audit
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -32,7 +33,7 @@ func TestReportFor(t *testing.T) {
 	mgrs[7].f.Violations = field.ErrorList{old}
 	mgrs[8].f.Violations = field.ErrorList{latest}
 	mgrs[9].f.Drift = mutate.SectionContainers
-	rep, hash := reportFor("rook-ceph", mgrs, p, "h", 4)
+	rep, hash := reportFor("rook-ceph", mgrs, nil, p, "h", 4)
 	if rep.Summary.Pass != 7 || rep.Summary.Fail != 1 || rep.Summary.Warn != 2 {
 		t.Fatalf("summary %+v, want 7 pass, 1 fail, 2 warn", rep.Summary)
 	}
@@ -47,11 +48,11 @@ func TestReportFor(t *testing.T) {
 	if rep.Namespace != "rook-ceph" || rep.Name != ReportName || rep.Configuration.Limits.MaxResults != 4 {
 		t.Errorf("report %s/%s, limit %d", rep.Namespace, rep.Name, rep.Configuration.Limits.MaxResults)
 	}
-	if _, again := reportFor("rook-ceph", mgrs, p, "h", 4); again != hash {
+	if _, again := reportFor("rook-ceph", mgrs, nil, p, "h", 4); again != hash {
 		t.Error("the same findings hash differently")
 	}
 	mgrs[7].f.Violations = nil
-	if _, changed := reportFor("rook-ceph", mgrs, p, "h", 4); changed == hash {
+	if _, changed := reportFor("rook-ceph", mgrs, nil, p, "h", 4); changed == hash {
 		t.Error("a mgr that complies again does not change the report")
 	}
 	for i, want := range map[int]string{7: "pass", 8: "warn", 9: "warn"} {
@@ -89,5 +90,27 @@ func TestVerdictWorstWins(t *testing.T) {
 				t.Errorf("verdict %s (%s), want %s", got, why, tc.want)
 			}
 		})
+	}
+}
+
+// TestReportForModuleOptions: a module option Ceph holds otherwise is a warn
+// result about the namespace's cluster (its CephRelease), naming the
+// option, Ceph's value and the policy's; a changed value changes the hash.
+func TestReportForModuleOptions(t *testing.T) {
+	p := mutate.DefaultPolicy()
+	drift := []OptionDrift{{Name: "mgr/balancer/mode", Want: "upmap", Have: "crush-compat"}, {Name: "mgr/prometheus/scrape_interval", Want: "20"}}
+	rep, hash := reportFor("rook-ceph", nil, drift, p, "h", 10)
+	if rep.Summary.Warn != 2 || len(rep.Results) != 2 {
+		t.Fatalf("summary %+v, %d results; want 2 warn", rep.Summary, len(rep.Results))
+	}
+	for i, want := range []string{"mgr/balancer/mode is crush-compat on section mgr, the policy says upmap", "mgr/prometheus/scrape_interval is not set on section mgr, the policy says 20"} {
+		r := rep.Results[i]
+		if r.Rule != RuleModuleOptions || r.Result != "warn" || r.Subjects[0].Kind != "CephRelease" || r.Subjects[0].Name != "rook-ceph" || !strings.Contains(r.Description, want) {
+			t.Errorf("result %d: %s %s about %+v: %q; want a warn about CephRelease rook-ceph saying %q", i, r.Rule, r.Result, r.Subjects[0], r.Description, want)
+		}
+	}
+	drift[0].Have = "none"
+	if _, changed := reportFor("rook-ceph", nil, drift, p, "h", 10); changed == hash {
+		t.Error("another value in Ceph does not change the report")
 	}
 }

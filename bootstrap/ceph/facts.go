@@ -133,15 +133,7 @@ func releases(banners map[string]int) []Version {
 			out = append(out, v)
 		}
 	}
-	slices.SortFunc(out, func(a, b Version) int {
-		switch {
-		case a == b:
-			return 0
-		case a.AtLeast(b):
-			return 1
-		}
-		return -1
-	})
+	slices.SortFunc(out, Version.Compare)
 	return out
 }
 

@@ -201,11 +201,17 @@ func (r *Recovery) recover(ctx context.Context, ns string, conn ceph.Conn, f cep
 	return j, nil
 }
 
-// event puts a Warning Event on the Deployment of mgr id in ns (on the
-// first mgr of ns by name when id is none of them).
+// event puts a Warning Event on the Deployment of mgr id in ns.
 func (r *Recovery) event(ctx context.Context, ns, id, reason, note string) {
+	ClusterEvent(ctx, r.Client, r.Recorder, ns, id, corev1.EventTypeWarning, reason, "FailOver", note)
+}
+
+// ClusterEvent puts an Event about cluster ns on the Deployment of its mgr
+// id (on its first mgr by name when id is none of them): a cluster-wide
+// fact is told where its users look, on a mgr of the namespace.
+func ClusterEvent(ctx context.Context, c client.Reader, rec events.EventRecorder, ns, id, eventType, reason, action, note string) {
 	ds := &appsv1.DeploymentList{}
-	if err := r.Client.List(ctx, ds, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil || len(ds.Items) == 0 {
+	if err := c.List(ctx, ds, client.InNamespace(ns), client.MatchingLabels{contract.LabelApp: contract.AppName}); err != nil || len(ds.Items) == 0 {
 		logf.FromContext(ctx).Info("no mgr Deployment to report on", "namespace", ns, "reason", reason, "note", note)
 		return
 	}
@@ -214,7 +220,7 @@ func (r *Recovery) event(ctx context.Context, ns, id, reason, note string) {
 	if i := slices.IndexFunc(ds.Items, func(d appsv1.Deployment) bool { return d.Name == contract.DeploymentName(id) }); i >= 0 {
 		target = &ds.Items[i]
 	}
-	r.Recorder.Eventf(target, nil, corev1.EventTypeWarning, reason, "FailOver", "%s", note)
+	rec.Eventf(target, nil, eventType, reason, action, "%s", note)
 }
 
 // maxError is how much of each module's error an Event quotes: an Event's

@@ -106,11 +106,15 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	reports, err := testenv.OpenReportsCRDs()
+	if err != nil {
+		return 1, err
+	}
 	// A strict API server: setting blockOwnerDeletion needs update on the
 	// owner's finalizers, which the shipped RBAC must grant.
 	api, err = testenv.StartAPIServerWith(testenv.APIServerOptions{
 		CRDs: []string{filepath.Join(root, "test", "crds"), filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_cephreleases.yaml"),
-			filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml")},
+			filepath.Join(root, "manifests", "base", "policy", "generated", "mgr.ceph.rook.io_mgrpolicies.yaml"), reports},
 		AdmissionPlugins: []string{"OwnerReferencesPermissionEnforcement"},
 	})
 	if err != nil {
@@ -171,8 +175,8 @@ func run(m *testing.M) (int, error) {
 	opts.ModuleFailoverInterval = moduleFailoverInterval
 	// MgrPolicy default is watched, as installed: TestModuleOptions changes
 	// it. The flags above (modules, choices, adoption) stay in force over
-	// it; no audit runs here (the reconcile's calls are counted).
-	opts.Policy, opts.PolicyName, opts.Pod, opts.AuditInterval = policy.NewStore(mutate.DefaultPolicy(), "built-in"), "default", "mgr-bootstrap-test", 0
+	// it. The audit writes each namespace's Report (it makes no ceph call).
+	opts.Policy, opts.PolicyName, opts.Pod, opts.AuditInterval = policy.NewStore(mutate.DefaultPolicy(), "built-in"), "default", "mgr-bootstrap-test", 2*time.Second
 	// Every test cluster's mons are on loopback: every test runs with the
 	// mon networks restricted, and TestMonHostOutsideTheMonNetworks sees one
 	// outside refused.

@@ -7,16 +7,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	orv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/audit"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
@@ -57,21 +63,30 @@ func TestModuleOptions(t *testing.T) {
 	// The MgrPolicy exempts this namespace: its mgr-policy check (installed
 	// with the shipped manifests) judges the suite's mgrs, which no webhook
 	// completes here, only while a MgrPolicy exists.
-	setPolicy := func(opts map[string]v1alpha1.ModuleOptionValues) {
+	// The controller writes the MgrPolicy's status: each change is retried
+	// on a conflict.
+	updatePolicy := func(change func(*v1alpha1.PolicySpec)) {
 		t.Helper()
-		mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
-		err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp)
-		mp.Spec.Exemptions = []v1alpha1.Exemption{{Namespace: ns}}
-		mp.Spec.ModuleOptions = opts
-		switch {
-		case apierrors.IsNotFound(err):
-			err = k8s.Create(ctx, mp)
-		case err == nil:
-			err = k8s.Update(ctx, mp)
-		}
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+			err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp)
+			mp.Spec.Exemptions = []v1alpha1.Exemption{{Namespace: ns}}
+			change(&mp.Spec)
+			switch {
+			case apierrors.IsNotFound(err):
+				return k8s.Create(ctx, mp)
+			case err != nil:
+				return err
+			}
+			return k8s.Update(ctx, mp)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	setPolicy := func(opts map[string]v1alpha1.ModuleOptionValues) {
+		t.Helper()
+		updatePolicy(func(s *v1alpha1.PolicySpec) { s.ModuleOptions = opts })
 	}
 	removePolicy := func() {
 		err := k8s.Delete(context.Background(), &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
@@ -150,8 +165,21 @@ func TestModuleOptions(t *testing.T) {
 		t.Errorf("the controller's record %q (%v): want the two options it set", record, err)
 	}
 
-	// Reconciled again with the options in force: no read of them.
-	dumps := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "config dump"})
+	// Reconciled again with the options in force: nothing written (the
+	// configuration database's version stays).
+	version := func() int {
+		t.Helper()
+		out, err := c.Ceph(ctx, "config", "log", "1")
+		var last []struct{ Version int }
+		if err == nil {
+			err = json.Unmarshal(out, &last)
+		}
+		if err != nil || len(last) != 1 {
+			t.Fatalf("ceph config log 1: %v, %s", err, out)
+		}
+		return last[0].Version
+	}
+	before := version()
 	if err := get(ctx, ns, d.Name, d); err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +197,8 @@ func TestModuleOptions(t *testing.T) {
 		st := status(t, ns, d.Name)
 		return st.Phase == mgrstatus.PhaseReady && st.ObservedGeneration == d.Generation && st.ModuleOptions != "", fmt.Errorf("status %+v at generation %d", st, d.Generation)
 	})
-	if n := metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "config dump"}) - dumps; n != 0 {
-		t.Errorf("%v config dumps for a mgr whose options are in force, want 0", n)
+	if after := version(); after != before {
+		t.Errorf("the configuration database went from version %d to %d when a mgr whose options are in force was reconciled again; want no write", before, after)
 	}
 
 	// A changed value is set; a dropped option is removed where ours only.
@@ -181,6 +209,50 @@ func TestModuleOptions(t *testing.T) {
 	if got := option("mgr/balancer/upmap_max_deviation"); got != "3" {
 		t.Errorf("the administrator's upmap_max_deviation is %q after the policy dropped it; want 3 kept (not the controller's)", got)
 	}
+
+	// A hand edit: reported (an Event, the namespace's Report), left as it
+	// is; set back once the policy says restoreModuleOptions.
+	if _, err := c.Ceph(ctx, "config", "set", "mgr", "mgr/prometheus/scrape_interval", "45"); err != nil {
+		t.Fatal(err)
+	}
+	drifted := waitEvent(t, ns, d.Name, bootstrap.ReasonModuleOptionsDrifted, 10*releaseInterval)
+	if !strings.Contains(drifted, `mgr/prometheus/scrape_interval is "45`) || !strings.Contains(drifted, `the policy says "30"`) { // Ceph may say 45.000000
+		t.Errorf("drift Event %q does not name the option and both values", drifted)
+	}
+	eventually(t, time.Minute, "the namespace's Report naming the drifted option", func(ctx context.Context) (bool, error) {
+		rep, err := reportOf(ctx, ns)
+		if err != nil {
+			return false, err
+		}
+		for _, r := range rep.Results {
+			if r.Rule == audit.RuleModuleOptions && r.Result == "warn" && strings.Contains(r.Description, "mgr/prometheus/scrape_interval is 45") && strings.Contains(r.Description, "the policy says 30") {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("results %+v", rep.Results)
+	})
+	if got := option("mgr/prometheus/scrape_interval"); !strings.HasPrefix(got, "45") {
+		t.Errorf("the hand edit became %q without restoreModuleOptions; want 45 left", got)
+	}
+	restore := func(on bool) {
+		t.Helper()
+		updatePolicy(func(s *v1alpha1.PolicySpec) { s.RestoreModuleOptions = on })
+	}
+	restore(true)
+	eventually(t, 10*releaseInterval, "scrape_interval set back to 30", func(ctx context.Context) (bool, error) {
+		return option("mgr/prometheus/scrape_interval") == "30", nil
+	})
+	if note := waitEvent(t, ns, d.Name, bootstrap.ReasonModuleOptionsRestored, time.Minute); !strings.Contains(note, `mgr/prometheus/scrape_interval=30 (was "45`) {
+		t.Errorf("restore Event %q does not name the option and both values", note)
+	}
+	eventually(t, time.Minute, "the Report without the drift", func(ctx context.Context) (bool, error) {
+		rep, err := reportOf(ctx, ns)
+		if err != nil {
+			return false, err
+		}
+		return !slices.ContainsFunc(rep.Results, func(r orv1alpha1.ReportResult) bool { return r.Rule == audit.RuleModuleOptions }), nil
+	})
+	restore(false)
 
 	// Back to none: the controller removes what it set, and only that.
 	setPolicy(nil)
@@ -203,4 +275,16 @@ func monTime(t *testing.T, s string) time.Time {
 	}
 	t.Fatalf("cannot read the mon's time %q", s)
 	return time.Time{}
+}
+
+// reportOf is namespace ns's audit Report (the audit writes it unstructured).
+func reportOf(ctx context.Context, ns string) (*orv1alpha1.Report, error) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(orv1alpha1.SchemeGroupVersion.String())
+	u.SetKind("Report")
+	if err := get(ctx, ns, audit.ReportName, u); err != nil {
+		return nil, err
+	}
+	rep := &orv1alpha1.Report{}
+	return rep, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rep)
 }
