@@ -58,7 +58,7 @@ func planModuleOptions(rel ceph.Version, want map[string]v1alpha1.ModuleOptionVa
 			wanted[name] = true
 			if v, set := have[name]; !set || !sameOptionValue(v, value) {
 				p.Calls = append(p.Calls, configSetSection(rel, "mgr", name, value))
-				p.Set = append(p.Set, name+"="+value)
+				p.Set = append(p.Set, name+"="+audit.ShownValue(name, value))
 				p.Ours = append(p.Ours, name)
 			} else if slices.Contains(ours, name) {
 				p.Ours = append(p.Ours, name)
@@ -219,7 +219,7 @@ func (w *optionWatch) Observe(ctx context.Context, ns string, conn ceph.Conn, f 
 				failed = append(failed, d.Name)
 				continue
 			}
-			restored = append(restored, fmt.Sprintf("%s=%s (was %q)", d.Name, d.Want, d.Have))
+			restored = append(restored, fmt.Sprintf("%s=%s (was %q)", d.Name, audit.ShownValue(d.Name, d.Want), audit.ShownValue(d.Name, d.Have)))
 		}
 		if len(restored) > 0 {
 			recovery.ClusterEvent(ctx, w.Client, w.Recorder, ns, "", corev1.EventTypeNormal, ReasonModuleOptionsRestored, "SetModuleOptions",
@@ -230,7 +230,7 @@ func (w *optionWatch) Observe(ctx context.Context, ns string, conn ceph.Conn, f 
 	if w.keep(ns, drift) && len(drift) > 0 {
 		var what []string
 		for _, d := range drift {
-			what = append(what, fmt.Sprintf("%s is %q, the policy says %q", d.Name, d.Have, d.Want))
+			what = append(what, fmt.Sprintf("%s is %q, the policy says %q", d.Name, audit.ShownValue(d.Name, d.Have), audit.ShownValue(d.Name, d.Want)))
 		}
 		recovery.ClusterEvent(ctx, w.Client, w.Recorder, ns, "", corev1.EventTypeWarning, ReasonModuleOptionsDrifted, "ReadModuleOptions",
 			"module options differ from the policy's (changed by hand; left as they are, the policy's restoreModuleOptions sets them back): "+strings.Join(what, "; "))

@@ -11,6 +11,7 @@ package contract
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -168,6 +169,13 @@ var PerMgrModuleOptions = map[string][]string{
 	"prometheus": {"server_addr", "server_port"},
 	"dashboard":  {"server_addr", "server_port", "ssl", "ssl_server_port"},
 }
+
+// SensitiveModuleOption matches the name of a module option that may hold a
+// credential (influx's password, an API token or key): no policy sets one
+// (a MgrPolicy is readable by whoever may read policies, and the value
+// would reach Ceph's audit log on a command line), and no Event or Report
+// shows its value.
+var SensitiveModuleOption = regexp.MustCompile(`(?i)pass|secret|key|token|cred`)
 
 // ServerAddrEntity is the cephx user those init containers run as: a key of
 // their own, so that no mgr pod holds client.admin (Rook dropped the init

@@ -238,6 +238,8 @@ func (p *Policy) validateModuleOptions(fp *field.Path) field.ErrorList {
 			switch {
 			case !moduleName.MatchString(option) || len(option) > 64:
 				errs = append(errs, field.Invalid(op, option, "must be a module option's name (lower-case letters, digits, _), e.g. scrape_interval"))
+			case contract.SensitiveModuleOption.MatchString(option):
+				errs = append(errs, field.Forbidden(op, "an option that may hold a credential does not belong in the policy (readable by whoever may read it, and the value would reach Ceph's audit log); set it in Ceph by hand"))
 			case slices.Contains(contract.PerMgrModuleOptions[module], option):
 				errs = append(errs, field.Forbidden(op, fmt.Sprintf("%s's %s is set per mgr by the controller (from the mgr's container and Pod); remove it from moduleOptions", module, option)))
 			case value == "" || len(value) > maxModuleOptionValue || strings.ContainsAny(value, "\n\r\x00"):

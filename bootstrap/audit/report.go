@@ -38,6 +38,15 @@ const (
 	RuleModuleOptions = "moduleOptions"
 )
 
+// ShownValue is value as a Report or an Event may show the value of module
+// option name: "<redacted>" for an option that may hold a credential.
+func ShownValue(name, value string) string {
+	if value != "" && contract.SensitiveModuleOption.MatchString(name) {
+		return "<redacted>"
+	}
+	return value
+}
+
 // OptionDrift is an option of the policy's moduleOptions whose value in the
 // cluster's configuration database (section mgr) is not the policy's.
 type OptionDrift struct {
@@ -80,12 +89,12 @@ func reportFor(namespace string, mgrs []audited, options []OptionDrift, p *mutat
 	var results []orv1alpha1.ReportResult
 	cluster := []corev1.ObjectReference{{APIVersion: "mgr.ceph.rook.io/v1alpha1", Kind: "CephRelease", Name: namespace}}
 	for _, o := range options {
-		have := "is " + o.Have
+		have := "is " + ShownValue(o.Name, o.Have)
 		if o.Have == "" {
 			have = "is not set"
 		}
 		results = append(results, orv1alpha1.ReportResult{Source: ReportSource, Policy: ReportName, Rule: RuleModuleOptions, Result: "warn",
-			Subjects: cluster, Description: fmt.Sprintf("module option %s %s on section mgr, the policy says %s (changed by hand; the policy's restoreModuleOptions sets it back)", o.Name, have, o.Want),
+			Subjects: cluster, Description: fmt.Sprintf("module option %s %s on section mgr, the policy says %s (changed by hand; the policy's restoreModuleOptions sets it back)", o.Name, have, ShownValue(o.Name, o.Want)),
 			Properties: map[string]string{"policyHash": hash, "option": o.Name}})
 	}
 	for _, a := range mgrs {

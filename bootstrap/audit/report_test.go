@@ -114,3 +114,21 @@ func TestReportForModuleOptions(t *testing.T) {
 		t.Error("another value in Ceph does not change the report")
 	}
 }
+
+// TestShownValue: the value of an option that may hold a credential is
+// never shown; others are, as Ceph or the policy has them.
+func TestShownValue(t *testing.T) {
+	for name, want := range map[string]string{
+		"mgr/influx/password": "<redacted>", "mgr/dashboard/GRAFANA_API_PASSWORD": "<redacted>", "mgr/telegraf/api_key": "<redacted>",
+		"mgr/zabbix/secret_token": "<redacted>", "mgr/prometheus/scrape_interval": "hunter2", "mgr/balancer/mode": "hunter2",
+	} {
+		if got := ShownValue(name, "hunter2"); got != want {
+			t.Errorf("ShownValue(%s) = %q, want %q", name, got, want)
+		}
+	}
+	drift := []OptionDrift{{Name: "mgr/influx/password", Want: "hunter2", Have: "letmein"}}
+	rep, _ := reportFor("rook-ceph", nil, drift, mutate.DefaultPolicy(), "h", 10)
+	if d := rep.Results[0].Description; strings.Contains(d, "hunter2") || strings.Contains(d, "letmein") {
+		t.Errorf("the Report shows a password: %q", d)
+	}
+}
