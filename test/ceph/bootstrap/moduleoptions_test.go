@@ -215,7 +215,7 @@ func TestModuleOptions(t *testing.T) {
 	if _, err := c.Ceph(ctx, "config", "set", "mgr", "mgr/prometheus/scrape_interval", "45"); err != nil {
 		t.Fatal(err)
 	}
-	drifted := waitEvent(t, ns, d.Name, bootstrap.ReasonModuleOptionsDrifted, 10*releaseInterval)
+	drifted := waitEvent(t, ns, d.Name, bootstrap.ReasonModuleOptionsDrifted, 2*time.Minute)
 	if !strings.Contains(drifted, `mgr/prometheus/scrape_interval is "45`) || !strings.Contains(drifted, `the policy says "30"`) { // Ceph may say 45.000000
 		t.Errorf("drift Event %q does not name the option and both values", drifted)
 	}
@@ -239,7 +239,7 @@ func TestModuleOptions(t *testing.T) {
 		updatePolicy(func(s *v1alpha1.PolicySpec) { s.RestoreModuleOptions = on })
 	}
 	restore(true)
-	eventually(t, 10*releaseInterval, "scrape_interval set back to 30", func(ctx context.Context) (bool, error) {
+	eventually(t, 2*time.Minute, "scrape_interval set back to 30", func(ctx context.Context) (bool, error) {
 		return option("mgr/prometheus/scrape_interval") == "30", nil
 	})
 	if note := waitEvent(t, ns, d.Name, bootstrap.ReasonModuleOptionsRestored, time.Minute); !strings.Contains(note, `mgr/prometheus/scrape_interval=30 (was "45`) {
