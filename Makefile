@@ -95,7 +95,7 @@ e2e-kind: ## the e2e suite on a kind cluster of 1 control plane + 3 workers (nee
 	./hack/e2e-kind.sh
 
 # The tests of the e2e suite that need several real nodes: .ci/run's kind lane.
-KIND_LANE_TESTS ?= TestNodeLoss|TestComponentNodeLoss|TestDrain|TestReleaseGuard
+KIND_LANE_TESTS ?= TestNodeLoss|TestComponentNodeLoss|TestDrain|TestReleaseGuard|TestStandbyFirstRollout
 
 e2e-kind-lane: ## CI's kind lane: the kind cluster as make e2e-kind makes it, the release installed, a minimal mgr pair bootstrapped on real pods, the nodes of the active mgr, the controller's leader and a webhook replica lost, the active mgr's node drained, the release guard judging by what the controller read of the real cluster (KIND_LANE_TESTS)
 	E2E_GO_TEST_FLAGS="-run=$(KIND_LANE_TESTS)" ./hack/e2e-kind.sh

@@ -42,6 +42,12 @@ const (
 	ReasonModuleOptionsDrifted = "ModuleOptionsDrifted"
 	// ReasonModuleOptionsRestored: such options set back (restoreModuleOptions).
 	ReasonModuleOptionsRestored = "ModuleOptionsRestored"
+	// ReasonRolloutReleased: a mgr held for a standby-first rollout resumed.
+	ReasonRolloutReleased = "RolloutReleased"
+	// ReasonRolloutFailedOver: the held active mgr failed over before its pod rolls.
+	ReasonRolloutFailedOver = "RolloutFailedOver"
+	// ReasonRolloutStalled: another mgr's rollout stopped; the held mgr waits.
+	ReasonRolloutStalled = "RolloutStalled"
 )
 
 var (

@@ -43,6 +43,8 @@ type Reconciler struct {
 	Clusters *cluster.Cache
 	// status reads and writes the statuses, sealed (bootstrap/mgrstatus).
 	status *mgrstatus.Store
+	// failovers are the rollouts' failovers (rollout.go).
+	failovers failovers
 	// unknownCommandWindow overrides UnknownCommandWindow (tests).
 	unknownCommandWindow time.Duration
 }
@@ -118,6 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		always(r.ensureServices), // the cluster's metrics and dashboard Services (services.go)
 		always(r.ensurePDB),      // its PodDisruptionBudget, from two mgrs on (pdb.go)
 		always(r.ensureKeyring),  // the mgr's cephx key and keyring Secret (keyring.go)
+		r.rollOut,                // a held change of its pods: the cluster's rollout step (rollout.go)
 		r.chooseModules,          // the cluster's module set (modules.go)
 		r.atRest,                 // nothing changed since the mgr was Ready: done
 		r.waitForPod,             // no Ceph call before the mgr's pod is Ready

@@ -86,6 +86,13 @@ const (
 	// AnnotationRestartedAt is what `kubectl rollout restart` writes on a
 	// pod template: new pods of the same spec.
 	AnnotationRestartedAt = "kubectl.kubernetes.io/restartedAt"
+	// AnnotationRolloutHold marks a mgr Deployment the webhook paused when
+	// its pod template changed, for the controller to roll the cluster's
+	// mgrs standby first (docs/rollouts.md). Only the webhook sets it: on
+	// any write it is what the webhook decides, whatever the writer sent.
+	AnnotationRolloutHold = "mgr.ceph.rook.io/rollout-hold"
+	// RolloutHoldStandbysFirst is its value.
+	RolloutHoldStandbysFirst = "standbys-first"
 )
 
 // Opting out, and the owner that makes Rook's operator responsible instead.

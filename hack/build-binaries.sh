@@ -21,6 +21,13 @@ ASSETS=${CACHE_ROOT}/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}-kwok-${KWOK_VERSION
 log() { printf '[build-binaries] %s\n' "$*" >&2; }
 
 mkdir -p "$ASSETS"
+# One build at a time per cache: two (make manifests beside make test) would
+# each write a binary's .tmp and move the other's away.
+exec 9>"$ASSETS/.lock"
+if ! flock -n 9; then
+  log "waiting for another build-binaries on $ASSETS"
+  flock 9
+fi
 staging_minor=v0.${K8S_VERSION#v1.}
 
 # The version a Kubernetes binary reports (/version, --version): unstamped,

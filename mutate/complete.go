@@ -47,6 +47,9 @@ const (
 	SectionAffinity
 	SectionTolerations
 	SectionPriorityClass
+	// SectionPaused is spec.paused: only the rollout hold (HoldRollout)
+	// changes it.
+	SectionPaused
 )
 
 // Result is what Complete made of a Deployment.

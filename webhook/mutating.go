@@ -55,6 +55,7 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		res.Changed |= mutate.SectionAnnotations
 	}
 	w.d = res.Deployment
+	res.Changed |= mutate.HoldRollout(w.old, w.d, w.info.Upgrade)
 	j := judge(w.in.Policy, w.violations())
 	if len(j.deny) > 0 {
 		return j.refused(ctx, mutateName, w.d, res.Warnings...)

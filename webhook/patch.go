@@ -38,6 +38,7 @@ var sectionPatches = []struct {
 	{mutate.SectionAffinity, "/spec/template/spec/affinity", func(d *appsv1.Deployment) any { return d.Spec.Template.Spec.Affinity }},
 	{mutate.SectionTolerations, "/spec/template/spec/tolerations", func(d *appsv1.Deployment) any { return d.Spec.Template.Spec.Tolerations }},
 	{mutate.SectionPriorityClass, "/spec/template/spec/priorityClassName", func(d *appsv1.Deployment) any { return d.Spec.Template.Spec.PriorityClassName }},
+	{mutate.SectionPaused, "/spec/paused", func(d *appsv1.Deployment) any { return d.Spec.Paused }},
 }
 
 // patchFor returns the JSON Patch that turns the request object into

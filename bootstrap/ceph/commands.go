@@ -139,7 +139,9 @@ func (r *Runner) RemoveKey(ctx context.Context, conn Conn, entity string) error 
 type MgrMap struct {
 	Available  bool   `json:"available"`
 	ActiveName string `json:"active_name"`
-	Standbys   []struct {
+	// ActiveGID tells one run of the active daemon from the next.
+	ActiveGID uint64 `json:"active_gid"`
+	Standbys  []struct {
 		Name string `json:"name"`
 	} `json:"standbys"`
 	Enabled          []string            `json:"modules"`

@@ -60,6 +60,9 @@ type Status struct {
 	// ServerAddrKeyOwned is KeyOwned for the key of the mgr's server_addr
 	// init containers (contract.ServerAddrEntity).
 	ServerAddrKeyOwned bool `json:"serverAddrKeyOwned,omitempty"`
+	// Rollout says where a change of the mgr's pods the webhook held for a
+	// standby-first rollout stands ("" when none is held).
+	Rollout string `json:"rollout,omitempty"`
 	// LastError is the last failure, without any key material.
 	LastError string `json:"lastError,omitempty"`
 	// Seal proves the controller wrote this status (seal.go); a status

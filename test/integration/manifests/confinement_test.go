@@ -82,6 +82,45 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 				"change a mgr Deployment's template": func() error {
 					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "evil.example.com/x" })
 				},
+				// Rollouts: it resumes what the webhook held, nothing more.
+				"pause a mgr Deployment": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) { d.Spec.Paused = true })
+				},
+				"mark a mgr held": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/rollout-hold", "standbys-first")
+					})
+				},
+				"resume a mgr its editor paused": func() error {
+					return patchObj(ctx, bootstrap, v.handPausedMgr, func(d *appsv1.Deployment) { d.Spec.Paused = false })
+				},
+				"resume a held mgr and keep the mark": func() error {
+					return patchObj(ctx, bootstrap, v.heldMgr, func(d *appsv1.Deployment) { d.Spec.Paused = false })
+				},
+				"drop the hold's mark and keep the mgr paused": func() error {
+					return patchObj(ctx, bootstrap, v.heldMgr, func(d *appsv1.Deployment) { delete(d.Annotations, "mgr.ceph.rook.io/rollout-hold") })
+				},
+				"resume a held mgr with a new image": func() error {
+					return patchObj(ctx, bootstrap, v.heldMgr, func(d *appsv1.Deployment) {
+						d.Spec.Paused = false
+						delete(d.Annotations, "mgr.ceph.rook.io/rollout-hold")
+						d.Spec.Template.Spec.Containers[0].Image = "evil.example.com/x"
+					})
+				},
+				"resume a held mgr and scale it": func() error {
+					return patchObj(ctx, bootstrap, v.heldMgr, func(d *appsv1.Deployment) {
+						d.Spec.Paused = false
+						delete(d.Annotations, "mgr.ceph.rook.io/rollout-hold")
+						d.Spec.Replicas = ptr(int32(5))
+					})
+				},
+				"resume a held mgr and change its progress deadline": func() error {
+					return patchObj(ctx, bootstrap, v.heldMgr, func(d *appsv1.Deployment) {
+						d.Spec.Paused = false
+						delete(d.Annotations, "mgr.ceph.rook.io/rollout-hold")
+						d.Spec.ProgressDeadlineSeconds = ptr(int32(1))
+					})
+				},
 				"another finalizer on a mgr Deployment": func() error {
 					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) { d.Finalizers = append(d.Finalizers, "evil.example.com/hold") })
 				},
@@ -215,6 +254,12 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
 						d.Finalizers = append(d.Finalizers, "mgr.ceph.rook.io/cephx-key")
 						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/bootstrap-status", `{"phase":"WaitingForPod"}`)
+					})
+				},
+				"resume a held mgr, dropping the hold's mark": func() error {
+					return patchObj(ctx, bootstrap, v.heldMgr, func(d *appsv1.Deployment) {
+						d.Spec.Paused = false
+						delete(d.Annotations, "mgr.ceph.rook.io/rollout-hold")
 					})
 				},
 				"create the cluster's metrics Service": func() error {
@@ -369,8 +414,11 @@ func chart(values string) func() (string, func(), error) {
 type victims struct {
 	systemPod, webPod, mgrPod *corev1.Pod
 	web, mgr                  *appsv1.Deployment
-	kubeDNS, rookService      *corev1.Service
-	otherPDB                  *policyv1.PodDisruptionBudget
+	// heldMgr is paused with the webhook's rollout hold; handPausedMgr is
+	// paused by its editor.
+	heldMgr, handPausedMgr *appsv1.Deployment
+	kubeDNS, rookService   *corev1.Service
+	otherPDB               *policyv1.PodDisruptionBudget
 	// Reports in a namespace of no Ceph cluster: another tool's, and one
 	// named as the controller's but not labelled by it.
 	otherReport, unlabelledReport *unstructured.Unstructured
@@ -399,11 +447,13 @@ func newVictims(t *testing.T, admin client.Client) victims {
 	}
 	rookOwner := []metav1.OwnerReference{{APIVersion: "ceph.rook.io/v1", Kind: "CephCluster", Name: "rook-owned", UID: "0b7c-rook"}}
 	v := victims{
-		systemPod: pod("kube-system", "coredns-0", map[string]string{"k8s-app": "kube-dns"}),
-		webPod:    pod("rook-ceph", "web-0", map[string]string{"app": "web"}),
-		mgrPod:    pod("rook-ceph", "rook-ceph-mgr-a-0", map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}),
-		web:       deployment("web", map[string]string{"app": "web"}),
-		mgr:       deployment("rook-ceph-mgr-a", map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}),
+		systemPod:     pod("kube-system", "coredns-0", map[string]string{"k8s-app": "kube-dns"}),
+		webPod:        pod("rook-ceph", "web-0", map[string]string{"app": "web"}),
+		mgrPod:        pod("rook-ceph", "rook-ceph-mgr-a-0", map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}),
+		web:           deployment("web", map[string]string{"app": "web"}),
+		mgr:           deployment("rook-ceph-mgr-a", map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}),
+		heldMgr:       deployment("rook-ceph-mgr-h", map[string]string{"app": "rook-ceph-mgr", "mgr": "h"}),
+		handPausedMgr: deployment("rook-ceph-mgr-p", map[string]string{"app": "rook-ceph-mgr", "mgr": "p"}),
 		kubeDNS: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns"},
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"k8s-app": "kube-dns"}, Ports: []corev1.ServicePort{{Name: "dns", Port: 53}}}},
 		rookService: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-owned", Name: "rook-ceph-mgr", OwnerReferences: rookOwner,
@@ -418,7 +468,9 @@ func newVictims(t *testing.T, admin client.Client) victims {
 		webhookCerts:     &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mgr-webhook-system", Name: "mgr-webhook-certs"}, StringData: map[string]string{"ca.key": "not a real key"}},
 		monSecret:        &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mon"}, StringData: map[string]string{"fsid": "00000000-0000-0000-0000-000000000000"}},
 	}
-	for _, o := range []client.Object{v.systemPod, v.webPod, v.mgrPod, v.web, v.mgr, v.kubeDNS, v.rookService, v.otherPDB, v.otherReport, v.unlabelledReport,
+	v.heldMgr.Spec.Paused, v.handPausedMgr.Spec.Paused = true, true
+	v.heldMgr.Annotations = map[string]string{"mgr.ceph.rook.io/rollout-hold": "standbys-first"}
+	for _, o := range []client.Object{v.systemPod, v.webPod, v.mgrPod, v.web, v.mgr, v.heldMgr, v.handPausedMgr, v.kubeDNS, v.rookService, v.otherPDB, v.otherReport, v.unlabelledReport,
 		v.systemSecret, v.tenantSecret, v.webhookCerts, v.monSecret} {
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatalf("%T %s: %v", o, o.GetName(), err)

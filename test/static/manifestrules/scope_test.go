@@ -5,6 +5,7 @@ package manifestrules
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -523,4 +524,41 @@ func TestRenamedInstallStaysConfined(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHoldReleaseKeepsEverySpecField: mgr-bootstrap-confinement lets the
+// controller change one field of a mgr Deployment's spec, paused, when it
+// releases a rollout hold; every other field of DeploymentSpec must be
+// compared in that rule, or a stolen controller token could change it in a
+// release. A field Kubernetes adds to DeploymentSpec fails this test until
+// the rule compares it.
+func TestHoldReleaseKeepsEverySpecField(t *testing.T) {
+	eachInstall(t, func(t *testing.T, in install) {
+		var rule string
+		for _, o := range in.objs {
+			if o.GetKind() != "ValidatingAdmissionPolicy" || !strings.HasSuffix(o.GetName(), "mgr-bootstrap-confinement") {
+				continue
+			}
+			p := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+			convert(t, o.Object, p)
+			for _, v := range p.Spec.Validations {
+				if strings.Contains(v.Expression, "variables.releasesHold") && strings.Contains(v.Expression, "'deployments'") {
+					rule = v.Expression
+				}
+			}
+		}
+		if rule == "" {
+			t.Fatal("no rule of mgr-bootstrap-confinement releases a hold on deployments")
+		}
+		fields := reflect.TypeFor[appsv1.DeploymentSpec]()
+		for i := range fields.NumField() {
+			name, _, _ := strings.Cut(fields.Field(i).Tag.Get("json"), ",")
+			if name == "paused" {
+				continue
+			}
+			if !strings.Contains(rule, "object.spec."+name+" ==") && !strings.Contains(rule, "object.spec.?"+name+".orValue(") {
+				t.Errorf("the hold release rule does not compare spec.%s", name)
+			}
+		}
+	})
 }

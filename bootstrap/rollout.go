@@ -1,0 +1,129 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/bootstrap/rollout"
+	"github.com/rook-mgr/mgr-webhook/contract"
+)
+
+// rolloutPoll is how often a held mgr looks at its cluster again: the
+// standbys' rollouts (their pods and the mgr map) bring it no event.
+const rolloutPoll = 2 * time.Second
+
+// failovers remembers, per namespace, the active daemon (gid) the rollout
+// failed over, so that a mgr map read before Ceph promoted a standby never
+// fails it over twice.
+type failovers struct {
+	mu  sync.Mutex
+	gid map[string]uint64
+}
+
+func (f *failovers) of(ns string) uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.gid[ns]
+}
+
+func (f *failovers) set(ns string, gid uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gid == nil {
+		f.gid = map[string]uint64{}
+	}
+	f.gid[ns] = gid
+}
+
+// rollOut ends the reconcile of a mgr the webhook held (mutate.HoldRollout)
+// with the cluster's next rollout step (bootstrap/rollout.Plan), taken only
+// when it is this mgr's: its release, or its failover. Every held mgr of
+// the cluster plans the same step from the same facts, so no two
+// reconciles act for one cluster at once. A mgr not held costs nothing.
+func (r *Reconciler) rollOut(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
+	me := rollout.MgrOf(s.d)
+	if !me.Held {
+		s.next.Rollout = ""
+		return ctrl.Result{}, false, nil
+	}
+	mgrs := make([]rollout.Mgr, 0, len(s.mgrs))
+	for i := range s.mgrs {
+		if contract.MgrID(&s.mgrs[i]) != "" && s.mgrs[i].DeletionTimestamp == nil {
+			mgrs = append(mgrs, rollout.MgrOf(&s.mgrs[i]))
+		}
+	}
+	var m rollout.Map
+	if !me.Current {
+		// Only a change of its pods needs the mgr map (step 1 of the plan
+		// releases the others without a ceph call).
+		conn, err := r.conn(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, true, err
+		}
+		mm, err := r.Ceph.MgrDump(ctx, conn)
+		if err != nil {
+			return ctrl.Result{}, true, err
+		}
+		m = rollout.Map{Available: mm.Available, Active: mm.ActiveName, ActiveGID: mm.ActiveGID}
+		for _, sb := range mm.Standbys {
+			m.Standbys = append(m.Standbys, sb.Name)
+		}
+	}
+	step := rollout.Plan(mgrs, m, r.failovers.of(s.d.Namespace))
+	switch {
+	case step.Action == rollout.Release && step.ID == s.id:
+		if err := r.releaseHold(ctx, s); err != nil {
+			return ctrl.Result{}, true, err
+		}
+		s.next.Rollout = ""
+		r.Recorder.Eventf(s.d, nil, corev1.EventTypeNormal, ReasonRolloutReleased, "RollOut", "resumed mgr %s's rollout: %s", s.id, step.Why)
+		return ctrl.Result{}, true, nil
+	case step.Action == rollout.Failover && step.ID == s.id:
+		conn, err := r.conn(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, true, err
+		}
+		// Remembered first: a failover that happens is never repeated.
+		r.failovers.set(s.d.Namespace, m.ActiveGID)
+		if _, err := r.Ceph.Run(ctx, conn, ceph.Command{Name: "mgr fail", Kind: ceph.Write, Args: []string{"mgr", "fail", s.id}}); err != nil {
+			r.failovers.set(s.d.Namespace, 0)
+			return ctrl.Result{}, true, err
+		}
+		s.next.Rollout = fmt.Sprintf("failed over to a standby (%s); resumed once another mgr is active", step.Why)
+		r.Recorder.Eventf(s.d, nil, corev1.EventTypeNormal, ReasonRolloutFailedOver, "RollOut",
+			"failed mgr %s over to a standby before its pod rolls (%s): one change of active mgr for this rollout", s.id, step.Why)
+		return ctrl.Result{RequeueAfter: rolloutPoll}, true, nil
+	}
+	s.next.Rollout = "held for a standby-first rollout: " + step.Why
+	if step.Action == rollout.Stall {
+		s.next.Rollout = "stalled: " + step.Why + "; this mgr keeps its running pod until then"
+		if !strings.HasPrefix(s.prev.Rollout, "stalled: ") {
+			r.Recorder.Eventf(s.d, nil, corev1.EventTypeWarning, ReasonRolloutStalled, "RollOut",
+				"mgr %s's rollout is held: %s. It keeps its running pod; fix that mgr's rollout (or `kubectl rollout resume` this one to roll it anyway)", s.id, step.Why)
+		}
+	}
+	return ctrl.Result{RequeueAfter: rolloutPoll}, true, nil
+}
+
+// releaseHold resumes the held mgr and drops the hold in one write, the
+// only change of spec the controller makes (mgr-bootstrap-confinement). The
+// write is refused if the mgr changed since it was read: a new template is
+// judged (and held) anew by the webhook, not released with the old.
+func (r *Reconciler) releaseHold(ctx context.Context, s *scope) error {
+	patch := client.MergeFromWithOptions(s.d.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	s.d.Spec.Paused = false
+	delete(s.d.Annotations, contract.AnnotationRolloutHold)
+	apiWrites.Inc()
+	return r.Client.Patch(ctx, s.d, patch)
+}
