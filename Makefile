@@ -14,8 +14,11 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X github.com/rook-mgr/mgr-webhook/version.Version=$(VERSION) -X github.com/rook-mgr/mgr-webhook/version.Revision=$(REVISION)
 
-IMG_WEBHOOK   ?= ghcr.io/rook-mgr/mgr-webhook:$(VERSION)
-IMG_BOOTSTRAP ?= ghcr.io/rook-mgr/mgr-bootstrap:$(VERSION)
+# REGISTRY: where the images are pushed and pulled from (make docker-build,
+# make release).
+REGISTRY      ?= ghcr.io/rook-mgr
+IMG_WEBHOOK   ?= $(REGISTRY)/mgr-webhook:$(VERSION)
+IMG_BOOTSTRAP ?= $(REGISTRY)/mgr-bootstrap:$(VERSION)
 
 .PHONY: all build test compat unit fuzz mutation chaos e2e e2e-kind e2e-kind-lane e2e-node bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build release clean help
 
@@ -120,8 +123,8 @@ verify-manifests: ## fail when the generated manifests drift from the markers
 
 verify: lint verify-manifests ## everything checked before the tests
 
-release: ## render dist/install-self-signed.yaml and dist/install-cert-manager.yaml with the images of VERSION
-	VERSION=$(VERSION) ./hack/release.sh
+release: ## render dist/install-self-signed.yaml and dist/install-cert-manager.yaml with the images of VERSION in REGISTRY
+	VERSION=$(VERSION) REGISTRY=$(REGISTRY) ./hack/release.sh
 
 docker-build: ## build both images (needs a Docker engine; none runs on the dev machines)
 	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target webhook -t $(IMG_WEBHOOK) .

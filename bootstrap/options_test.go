@@ -44,18 +44,18 @@ func TestValuesInForce(t *testing.T) {
 	}
 }
 
-// TestDefaultOptionsAreTheREADMEs: the defaults the README's mgr-bootstrap
+// TestDefaultOptionsAreTheREADMEs: the defaults docs/controller.md's mgr-bootstrap
 // flags list promises are the controller's (cmd/mgr-bootstrap takes its
-// flag defaults from DefaultOptions); the two the README does not list are
+// flag defaults from DefaultOptions); the two the page does not list are
 // Rook's (ExecuteCephCommandWithRetry's interval, its wait for a mgr).
 func TestDefaultOptionsAreTheREADMEs(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "docs", "controller.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, block, ok := strings.Cut(string(readme), "mgr-bootstrap [flags]\n")
 	if !ok {
-		t.Fatal("the README lists no mgr-bootstrap flags")
+		t.Fatal("docs/controller.md lists no mgr-bootstrap flags")
 	}
 	block, _, _ = strings.Cut(block, "```")
 	documented := map[string]string{}
@@ -75,7 +75,7 @@ func TestDefaultOptionsAreTheREADMEs(t *testing.T) {
 	} {
 		want, ok := documented[flag]
 		if !ok {
-			t.Errorf("the README does not list %s", flag)
+			t.Errorf("docs/controller.md does not list %s", flag)
 			continue
 		}
 		// The README writes 3m and 1m; Duration.String writes 3m0s.
@@ -83,7 +83,7 @@ func TestDefaultOptionsAreTheREADMEs(t *testing.T) {
 			want = d.String()
 		}
 		if got != want {
-			t.Errorf("%s defaults to %s, the README says %s", flag, got, want)
+			t.Errorf("%s defaults to %s, docs/controller.md says %s", flag, got, want)
 		}
 	}
 	if o.RetryInterval != 2*time.Second || o.WaitForMgr != 5*time.Second {

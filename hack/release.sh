@@ -6,11 +6,15 @@
 # image tags and the app.kubernetes.io/version label of this version; with
 # WEBHOOK_DIGEST and BOOTSTRAP_DIGEST (sha256:..., what the release workflow
 # pushed) the images are named by tag and digest, so what runs is what was
-# signed. The images themselves are pushed by the release workflow.
+# signed. The images themselves are pushed by the release workflow. With
+# REGISTRY (default ghcr.io/rook-mgr), the images are REGISTRY/mgr-webhook
+# and REGISTRY/mgr-bootstrap: images built from a checkout and pushed to a
+# registry of your own (docs/install.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${VERSION:?set VERSION (make release sets it from git describe)}"
 DIST=${DIST:-dist}
+REGISTRY=${REGISTRY:-ghcr.io/rook-mgr}
 KUBECTL=${KUBECTL:-$(./hack/build-binaries.sh | tail -n1)/kubectl}
 mkdir -p "$DIST"
 for d in WEBHOOK_DIGEST BOOTSTRAP_DIGEST; do
@@ -22,9 +26,9 @@ for d in WEBHOOK_DIGEST BOOTSTRAP_DIGEST; do
 done
 digest() { # <name> <digest>: kustomize's images entry
   if [ -n "$2" ]; then
-    echo "  - {name: $1, newTag: \"$VERSION\", digest: \"$2\"}"
+    echo "  - {name: ghcr.io/rook-mgr/$1, newName: \"$REGISTRY/$1\", newTag: \"$VERSION\", digest: \"$2\"}"
   else
-    echo "  - {name: $1, newTag: \"$VERSION\"}"
+    echo "  - {name: ghcr.io/rook-mgr/$1, newName: \"$REGISTRY/$1\", newTag: \"$VERSION\"}"
   fi
 }
 # kustomize takes relative paths only, so the wrapper lives in the checkout.
@@ -37,8 +41,8 @@ resources: [../manifests/overlays/$mode]
 labels:
   - pairs: {app.kubernetes.io/version: "$VERSION"}
 images:
-$(digest ghcr.io/rook-mgr/mgr-webhook "${WEBHOOK_DIGEST:-}")
-$(digest ghcr.io/rook-mgr/mgr-bootstrap "${BOOTSTRAP_DIGEST:-}")
+$(digest mgr-webhook "${WEBHOOK_DIGEST:-}")
+$(digest mgr-bootstrap "${BOOTSTRAP_DIGEST:-}")
 YAML
   out="$DIST/install-$mode.yaml"
   {

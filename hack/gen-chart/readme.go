@@ -22,10 +22,11 @@ const readmeHead = `# mgr-webhook chart
 The admission webhook and bootstrap controller for Ceph mgr Deployments, as
 the kustomize overlays of the repository install them (the chart's objects
 are generated from them). What it does, the install modes and the policy:
-the repository's README.
+the repository's README. No release publishes the chart or the images yet:
+install it from a checkout with images you built (docs/install.md).
 
 ` + "```sh" + `
-helm install mgr-webhook oci://ghcr.io/rook-mgr/charts/mgr-webhook --version <version> \
+helm install mgr-webhook ./charts/mgr-webhook \
   --namespace mgr-webhook-system --create-namespace \
   --set networkPolicy.controlPlaneCIDRs={<the CIDR your API server calls webhooks from>}
 ` + "```" + `

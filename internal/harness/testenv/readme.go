@@ -32,30 +32,47 @@ func READMEKustomization(name string) (string, error) {
 }
 
 // READMEBlock returns the fenced code block that follows the marker
-// `<!-- test: name -->` in the README, so that a test runs the very text a
-// user copies.
+// `<!-- test: name -->` in the README or in a page of docs/ (the README's
+// reference pages), so that a test runs the very text a user copies. A
+// marker found twice is an error: a test would run one of the two.
 func READMEBlock(name string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		return "", err
 	}
 	marker := "<!-- test: " + name + " -->"
-	_, after, ok := strings.Cut(string(data), marker)
-	if !ok {
-		return "", fmt.Errorf("README.md has no %s", marker)
+	var found, file string
+	for _, page := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			return "", err
+		}
+		_, after, ok := strings.Cut(string(data), marker)
+		if !ok {
+			continue
+		}
+		rel, _ := filepath.Rel(root, page)
+		if file != "" {
+			return "", fmt.Errorf("%s and %s both have %s", file, rel, marker)
+		}
+		file = rel
+		after = strings.TrimLeft(after, "\n")
+		if !strings.HasPrefix(after, "```") {
+			return "", fmt.Errorf("%s: %s is not followed by a fenced code block", rel, marker)
+		}
+		_, body, _ := strings.Cut(after, "\n")
+		block, _, ok := strings.Cut(body, "\n```")
+		if !ok {
+			return "", fmt.Errorf("%s: the code block after %s is not closed", rel, marker)
+		}
+		found = block + "\n"
 	}
-	after = strings.TrimLeft(after, "\n")
-	if !strings.HasPrefix(after, "```") {
-		return "", fmt.Errorf("README.md: %s is not followed by a fenced code block", marker)
+	if file == "" {
+		return "", fmt.Errorf("neither README.md nor docs/ has %s", marker)
 	}
-	_, body, _ := strings.Cut(after, "\n")
-	block, _, ok := strings.Cut(body, "\n```")
-	if !ok {
-		return "", fmt.Errorf("README.md: the code block after %s is not closed", marker)
-	}
-	return block + "\n", nil
+	return found, nil
 }

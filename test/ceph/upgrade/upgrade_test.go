@@ -54,7 +54,8 @@ import (
 )
 
 // previousRelease is the commit users upgrade from: the last release's tag
-// commit (v0.1.0). After each release, set it to that release's commit.
+// commit (v0.1.0 in CHANGELOG.md, not yet tagged). After each release, set
+// it to that release's commit.
 const previousRelease = "f210a2c538f848f0606d1b482b9345dd159ef820"
 
 const (

@@ -128,9 +128,35 @@ func TestREADMEInstallsApply(t *testing.T) {
 				t.Fatal(err)
 			}
 			ran := 0
+			dist := "" // what the block's make release rendered
 			for _, line := range strings.Split(block, "\n") {
 				if strings.HasPrefix(strings.TrimSpace(line), "#") || strings.TrimSpace(line) == "" {
 					continue
+				}
+				if strings.HasPrefix(line, "make release ") {
+					args := shellWords(t, line)
+					var env []string
+					version := ""
+					for _, a := range args[2:] {
+						k, v, ok := strings.Cut(a, "=")
+						if !ok || (k != "VERSION" && k != "REGISTRY") {
+							t.Fatalf("README %s: make release argument %q not understood by this test", name, a)
+						}
+						if k == "VERSION" {
+							version = v
+						} else {
+							env = append(env, a)
+						}
+					}
+					dist = release(t, version, env...)
+					continue
+				}
+				// dist/install-<mode>.yaml: what make release rendered.
+				inDist := func(a string) (string, bool) {
+					if f, ok := strings.CutPrefix(a, "dist/"); ok && dist != "" {
+						return filepath.Join(dist, f), true
+					}
+					return "", false
 				}
 				stages := strings.Split(line, " | ")
 				var stdin []byte
@@ -145,6 +171,16 @@ func TestREADMEInstallsApply(t *testing.T) {
 						if stdin, err = os.ReadFile(file); err != nil {
 							t.Fatal(err)
 						}
+					case i == 0 && len(args) == 3 && args[0] == "sed":
+						file, ok := inDist(args[2])
+						if !ok {
+							t.Fatalf("README %s: sed of %s, not a file make release rendered", name, args[2])
+						}
+						out, err := exec.Command("sed", args[1], file).Output()
+						if err != nil {
+							t.Fatalf("%s: %v", stage, err)
+						}
+						stdin = out
 					case i > 0 && args[0] == "sed":
 						cmd := exec.Command("sed", args[1:]...)
 						cmd.Stdin = strings.NewReader(string(stdin))
@@ -168,6 +204,9 @@ func TestREADMEInstallsApply(t *testing.T) {
 						skip = true // its CRDs are installed above
 					}
 					if file, ok := local(a); ok {
+						args[i] = file
+					}
+					if file, ok := inDist(a); ok {
 						args[i] = file
 					}
 				}
@@ -206,64 +245,157 @@ func shellWords(t *testing.T, line string) []string {
 	return words
 }
 
-// TestChangelogHasTheREADMEVersion: the version the README installs has its
-// CHANGELOG section, which the release workflow publishes as the notes
-// (hack/changelog-section.sh), and the script refuses a version without one.
-func TestChangelogHasTheREADMEVersion(t *testing.T) {
+// TestChangelogReleasesArePublishedOrSaySo: each release section of the
+// CHANGELOG names a version this repository has a tag for, or says it is not
+// yet published; hack/changelog-section.sh (the release workflow's notes)
+// prints a section, and refuses a version without one.
+func TestChangelogReleasesArePublishedOrSaySo(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	block, err := testenv.READMEBlock("release-self-signed")
+	data, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var version string
-	for _, f := range strings.Fields(block) {
-		if m := releaseURL.FindStringSubmatch(f); m != nil {
-			version = m[1]
-		}
-	}
-	if version == "" {
-		t.Fatalf("no release URL in the README's block:\n%s", block)
+	heading := regexp.MustCompile(`(?m)^## \[(v[0-9][^\]]*)\](.*)$`)
+	sections := heading.FindAllStringSubmatch(string(data), -1)
+	if len(sections) == 0 {
+		t.Fatal("CHANGELOG.md has no release section")
 	}
 	script := filepath.Join(root, "hack", "changelog-section.sh")
-	out, err := exec.Command(script, version).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "### Added") {
-		t.Errorf("CHANGELOG.md section of %s: %v\n%s", version, err, out)
+	for _, m := range sections {
+		version, rest := m[1], m[2]
+		if !tagged(t, root, version) && !strings.Contains(rest, "not yet published") {
+			t.Errorf("CHANGELOG.md: %s has no tag in this repository and its heading %q does not say it is not yet published", version, m[0])
+		}
+		if out, err := exec.Command(script, version).CombinedOutput(); err != nil || !strings.Contains(string(out), "### Added") {
+			t.Errorf("CHANGELOG.md section of %s: %v\n%s", version, err, out)
+		}
 	}
 	if out, err := exec.Command(script, "v0.0.0-none").CombinedOutput(); err == nil {
 		t.Errorf("a version without a section was accepted:\n%s", out)
 	}
 }
 
-// TestREADMEQuickInstall: each command of the README's first install block
-// is, verbatim, one of those the tests run (the helm block, test/helm; the
-// release YAML's, TestREADMEInstallsApply).
-func TestREADMEQuickInstall(t *testing.T) {
-	quick, err := testenv.READMEBlock("quick-install")
+// tagged reports whether the repository at root has tag version.
+func tagged(t *testing.T, root, version string) bool {
+	t.Helper()
+	out, err := exec.Command("git", "-C", root, "tag", "--list", version).Output()
+	if err != nil {
+		t.Fatalf("git tag --list: %v", err)
+	}
+	return strings.TrimSpace(string(out)) == version
+}
+
+// publishedVersion is how the README and docs/ could name a release of this
+// project: a chart --version, a release download, a kustomize ref, an image
+// tag of ours.
+var publishedVersion = regexp.MustCompile(`(?:charts/mgr-webhook\S* --version |rook-mgr/mgr-webhook/releases/download/|mgr-webhook//\S+\?ref=|ghcr\.io/rook-mgr/mgr-(?:webhook|bootstrap):)(v?[0-9]+\.[0-9]+\.[0-9][^\s/#'"]*)`)
+
+// TestNamedVersionsAreTagged: a version of this project that the README or a
+// page of docs/ installs from has its tag in this repository: no install line
+// names a release that does not exist.
+func TestNamedVersionsAreTagged(t *testing.T) {
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tested []string
-	for _, name := range []string{"helm", "release-self-signed"} {
-		block, err := testenv.READMEBlock(name)
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		data, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tested = append(tested, strings.Split(block, "\n")...)
+		for _, m := range publishedVersion.FindAllStringSubmatch(string(data), -1) {
+			v := m[1]
+			if !strings.HasPrefix(v, "v") {
+				v = "v" + v
+			}
+			if !tagged(t, root, v) {
+				t.Errorf("%s installs %q: version %s has no tag in this repository", filepath.Base(page), m[0], v)
+			}
+		}
 	}
-	n := 0
-	for _, line := range strings.Split(quick, "\n") {
+}
+
+// TestREADMEInstall: the README's install block is runnable as written: its
+// make docker-build tags the two images its docker push lines push, and its
+// helm line is, verbatim, one that TestREADMEHelmBlock renders and applies
+// (docs/install.md's helm block, whose chart runs those images).
+func TestREADMEInstall(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := testenv.READMEBlock("install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm, err := testenv.READMEBlock("helm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var built, pushed []string
+	helmLines := 0
+	for _, line := range strings.Split(block, "\n") {
 		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		n++
-		if !slices.Contains(tested, line) {
-			t.Errorf("the README's quick install runs %q, which no tested block has", line)
+		for _, cmdline := range strings.Split(line, " && ") {
+			args := shellWords(t, cmdline)
+			switch {
+			case len(args) > 2 && args[0] == "make" && args[1] == "docker-build":
+				out, err := exec.Command("make", append([]string{"-C", root, "-n", "--no-print-directory"}, args[1:]...)...).CombinedOutput()
+				if err != nil {
+					t.Fatalf("make -n %s: %v\n%s", strings.Join(args[1:], " "), err, out)
+				}
+				for _, w := range strings.Fields(string(out)) {
+					if strings.HasPrefix(w, "registry.example.com/") {
+						built = append(built, w)
+					}
+				}
+			case len(args) == 3 && args[0] == "docker" && args[1] == "push":
+				pushed = append(pushed, args[2])
+			case len(args) > 2 && args[0] == "helm" && args[1] == "install":
+				helmLines++
+				if !slices.Contains(strings.Split(helm, "\n"), cmdline) {
+					t.Errorf("the README runs %q, which docs/install.md's tested helm block does not have", cmdline)
+				}
+			default:
+				t.Errorf("the README's install block runs %q, which this test does not know", cmdline)
+			}
 		}
 	}
-	if n != 2 {
-		t.Errorf("%d commands in the quick install block, want helm's and kubectl's", n)
+	slices.Sort(built)
+	slices.Sort(pushed)
+	if len(built) != 2 || !slices.Equal(built, pushed) {
+		t.Errorf("make docker-build tags %v, docker push pushes %v: want the same two images", built, pushed)
+	}
+	if helmLines != 1 {
+		t.Errorf("%d helm install lines in the README's install block, want 1", helmLines)
+	}
+}
+
+// TestReleaseRegistry: make release REGISTRY=... names the images there, as
+// make docker-build REGISTRY=... tags them (docs/install.md).
+func TestReleaseRegistry(t *testing.T) {
+	dist := release(t, "dev", "REGISTRY=registry.example.com/rook-mgr")
+	for _, mode := range []string{"self-signed", "cert-manager"} {
+		data, err := os.ReadFile(filepath.Join(dist, "install-"+mode+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"image: registry.example.com/rook-mgr/mgr-webhook:dev", "image: registry.example.com/rook-mgr/mgr-bootstrap:dev"} {
+			if !strings.Contains(string(data), want) {
+				t.Errorf("install-%s.yaml lacks %q", mode, want)
+			}
+		}
+		if strings.Contains(string(data), "ghcr.io/rook-mgr/") {
+			t.Errorf("install-%s.yaml still names ghcr.io/rook-mgr/", mode)
+		}
 	}
 }
