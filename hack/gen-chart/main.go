@@ -137,6 +137,8 @@ const (
 	podLabelsMark      = "__CHART_POD_LABELS__"
 	policyMark         = "__CHART_POLICY__"
 	policyCheck        = "__CHART_POLICY_CHECKSUM__"
+	// The CRDs' keep annotation, while crds.keep.
+	crdKeepMark = "__CHART_CRD_KEEP__"
 )
 
 func main() {
@@ -403,6 +405,16 @@ func templated(o *unstructured.Unstructured) (string, error) {
 			return "", err
 		}
 	}
+	if o.GetKind() == "CustomResourceDefinition" {
+		// helm uninstall would delete the CRDs, and with them the site's
+		// MgrPolicies and CephReleases: kept unless crds.keep=false.
+		annotations := o.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[crdKeepMark] = ""
+		o.SetAnnotations(annotations)
+	}
 	if o.GetKind() == "ClusterRoleBinding" && slices.Contains(namespacedBindings, o.GetName()) {
 		return namespacedBinding(o)
 	}
@@ -461,6 +473,9 @@ func templateObject(o *unstructured.Unstructured) (string, error) {
 			if c := component(o); c != "" {
 				fmt.Fprintf(&b, "%s{{- with .Values.%s.podLabels }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, c, indent)
 			}
+			continue
+		case strings.HasPrefix(trimmed, crdKeepMark+":"):
+			fmt.Fprintf(&b, "%s{{- if .Values.crds.keep }}\n%shelm.sh/resource-policy: keep\n%s{{- end }}\n", pad, pad, pad)
 			continue
 		case strings.HasPrefix(trimmed, podAnnotationsMark+":"):
 			fmt.Fprintf(&b, "%s{{- with .Values.%s.podAnnotations }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, component(o), indent)

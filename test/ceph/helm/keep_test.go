@@ -1,0 +1,98 @@
+// Copyright 2026 The mgr-webhook Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package helm
+
+import (
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
+)
+
+// TestHelmUninstallKeepsTheCRDs: `helm uninstall` (Helm's own action, on a
+// real API server) leaves the CRDs, and with them a site's MgrPolicy, unless
+// crds.keep=false; then the CRDs and the policies go. The pre-delete hook is
+// left out here: it needs a node to run its Job (TestUninstallReleasesMgrs
+// runs its step).
+func TestHelmUninstallKeepsTheCRDs(t *testing.T) {
+	const ns = "mgr-webhook-system"
+	api, err := testenv.StartForInstalls(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Stop()
+	ctx := t.Context()
+	kubeconfig, namespace := api.Kubeconfig, ns
+	cfg := new(action.Configuration)
+	if err := cfg.Init(&genericclioptions.ConfigFlags{KubeConfig: &kubeconfig, Namespace: &namespace}, ns, "secret", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	ch := loadChart(t)
+	policy := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("mgr.ceph.rook.io/v1alpha1")
+		u.SetKind("MgrPolicy")
+		u.SetName("site")
+		u.Object["spec"] = map[string]any{}
+		return u
+	}
+	crd := func() error {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apiextensions.k8s.io/v1")
+		u.SetKind("CustomResourceDefinition")
+		return api.Client.Get(ctx, client.ObjectKey{Name: "mgrpolicies.mgr.ceph.rook.io"}, u)
+	}
+	for _, tc := range []struct {
+		values string
+		kept   bool
+	}{
+		{"webhook: {nodeSelector: {mgr-webhook.test/node: none}}\nbootstrap: {nodeSelector: {mgr-webhook.test/node: none}}\n", true},
+		{"crds: {keep: false}\nwebhook: {nodeSelector: {mgr-webhook.test/node: none}}\nbootstrap: {nodeSelector: {mgr-webhook.test/node: none}}\n", false},
+	} {
+		inst := action.NewInstall(cfg)
+		inst.ReleaseName, inst.Namespace, inst.CreateNamespace, inst.Timeout = "mgr-webhook", ns, true, time.Minute
+		if _, err := inst.Run(ch, values(t, tc.values)); err != nil {
+			t.Fatalf("helm install (%q): %v", tc.values, err)
+		}
+		// The CRD is established once the API serves its kind.
+		var cerr error
+		for range 100 {
+			if cerr = api.Client.Create(ctx, policy()); cerr == nil || apierrors.IsAlreadyExists(cerr) {
+				cerr = nil
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if cerr != nil {
+			t.Fatalf("a site's MgrPolicy: %v", cerr)
+		}
+		un := action.NewUninstall(cfg)
+		un.DisableHooks, un.Timeout, un.Wait = true, time.Minute, true
+		if _, err := un.Run("mgr-webhook"); err != nil {
+			t.Fatalf("helm uninstall: %v", err)
+		}
+		if err := crd(); tc.kept && err != nil {
+			t.Errorf("crds.keep unset: helm uninstall deleted the MgrPolicy CRD (%v)", err)
+		}
+		if tc.kept {
+			if err := api.Client.Get(ctx, client.ObjectKey{Name: "site"}, policy()); err != nil {
+				t.Errorf("the site's MgrPolicy after helm uninstall: %v", err)
+			}
+			continue
+		}
+		deadline := time.Now().Add(time.Minute)
+		for crd() == nil && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err := crd(); !apierrors.IsNotFound(err) {
+			t.Errorf("crds.keep=false: the MgrPolicy CRD after helm uninstall: %v", err)
+		}
+	}
+}
