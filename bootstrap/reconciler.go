@@ -43,7 +43,8 @@ type Reconciler struct {
 	Clusters *cluster.Cache
 	// status reads and writes the statuses, sealed (bootstrap/mgrstatus).
 	status *mgrstatus.Store
-	// failovers are the rollouts' failovers (rollout.go).
+	// holds and failovers are the rollouts' memory (rollout.go).
+	holds     holds
 	failovers failovers
 	// unknownCommandWindow overrides UnknownCommandWindow (tests).
 	unknownCommandWindow time.Duration

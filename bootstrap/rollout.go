@@ -10,7 +10,10 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,6 +25,41 @@ import (
 // rolloutPoll is how often a held mgr looks at its cluster again: the
 // standbys' rollouts (their pods and the mgr map) bring it no event.
 const rolloutPoll = 2 * time.Second
+
+// holds remembers when the controller first saw each held mgr (by UID) at
+// its generation: a held active mgr is failed over only once its hold has
+// settled (rollout.Settle).
+type holds struct {
+	mu   sync.Mutex
+	seen map[types.UID]holdSeen
+}
+
+type holdSeen struct {
+	generation int64
+	at         time.Time
+}
+
+// heldFor is how long d has been seen held at its generation, now first if
+// never; forget drops d.
+func (h *holds) heldFor(d *appsv1.Deployment, now time.Time) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.seen == nil {
+		h.seen = map[types.UID]holdSeen{}
+	}
+	s, ok := h.seen[d.UID]
+	if !ok || s.generation != d.Generation {
+		s = holdSeen{generation: d.Generation, at: now}
+		h.seen[d.UID] = s
+	}
+	return now.Sub(s.at)
+}
+
+func (h *holds) forget(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.seen, uid)
+}
 
 // failovers remembers, per namespace, the active daemon (gid) the rollout
 // failed over, so that a mgr map read before Ceph promoted a standby never
@@ -54,13 +92,18 @@ func (f *failovers) set(ns string, gid uint64) {
 func (r *Reconciler) rollOut(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
 	me := rollout.MgrOf(s.d)
 	if !me.Held {
+		r.holds.forget(s.d.UID)
 		s.next.Rollout = ""
 		return ctrl.Result{}, false, nil
 	}
 	mgrs := make([]rollout.Mgr, 0, len(s.mgrs))
 	for i := range s.mgrs {
 		if contract.MgrID(&s.mgrs[i]) != "" && s.mgrs[i].DeletionTimestamp == nil {
-			mgrs = append(mgrs, rollout.MgrOf(&s.mgrs[i]))
+			g := rollout.MgrOf(&s.mgrs[i])
+			if s.mgrs[i].UID == s.d.UID {
+				g.HeldFor = r.holds.heldFor(s.d, time.Now())
+			}
+			mgrs = append(mgrs, g)
 		}
 	}
 	var m rollout.Map
@@ -83,9 +126,14 @@ func (r *Reconciler) rollOut(ctx context.Context, s *scope) (ctrl.Result, bool, 
 	step := rollout.Plan(mgrs, m, r.failovers.of(s.d.Namespace))
 	switch {
 	case step.Action == rollout.Release && step.ID == s.id:
-		if err := r.releaseHold(ctx, s); err != nil {
+		if err := r.releaseHold(ctx, s); apierrors.IsConflict(err) {
+			// Changed since read (a newer template, or our cache behind):
+			// judged afresh shortly, not a failure.
+			return ctrl.Result{RequeueAfter: time.Second}, true, nil
+		} else if err != nil {
 			return ctrl.Result{}, true, err
 		}
+		r.holds.forget(s.d.UID)
 		s.next.Rollout = ""
 		r.Recorder.Eventf(s.d, nil, corev1.EventTypeNormal, ReasonRolloutReleased, "RollOut", "resumed mgr %s's rollout: %s", s.id, step.Why)
 		return ctrl.Result{}, true, nil

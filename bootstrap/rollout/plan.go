@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +38,16 @@ type Mgr struct {
 	// Stalled is why its rollout stopped (the deployment controller's
 	// ProgressDeadlineExceeded), "" while it progresses.
 	Stalled string
+	// HeldFor is how long the controller has seen this hold (of this
+	// generation); zero when unknown.
+	HeldFor time.Duration
 }
+
+// Settle is how long a held active mgr waits before it is failed over: a
+// change of a cluster's mgrs arrives as one write per Deployment (kubectl,
+// a GitOps sync), and the active one may come first; its standbys' holds
+// arrive within it, and are then released before it.
+const Settle = 10 * time.Second
 
 // MgrOf reads d as the rollout sees it.
 func MgrOf(d *appsv1.Deployment) Mgr {
@@ -106,7 +116,7 @@ type Step struct {
 //     restarts at a time. A rollout past its progress deadline stalls the
 //     cluster's rollout (the held active keeps its pod), and says so.
 //  3. The held standbys are released, one at a time, by name.
-//  4. Then the held active is failed over once (a standby takes over at
+//  4. Then the held active, held for Settle, is failed over once (a standby takes over at
 //     once, where a mgr pod that merely stops leaves Ceph without an active
 //     mgr for mon_mgr_beacon_grace) and, once another mgr is active,
 //     released as the standby it now is. With no standby it is released
@@ -153,6 +163,8 @@ func Plan(mgrs []Mgr, m Map, failedOver uint64) Step {
 			return Step{Wait, g.ID, fmt.Sprintf("mgr %s was failed over; waiting for another mgr to take over", g.ID)}
 		case len(m.Standbys) == 0:
 			return Step{Release, g.ID, fmt.Sprintf("mgr %s is active with no standby to fail over to", g.ID)}
+		case g.HeldFor < Settle:
+			return Step{Wait, g.ID, fmt.Sprintf("mgr %s is active: waiting %s for the rest of the change to arrive", g.ID, Settle)}
 		}
 		return Step{Failover, g.ID, fmt.Sprintf("mgr %s is active and every standby runs its new pod", g.ID)}
 	}

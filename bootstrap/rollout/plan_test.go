@@ -5,6 +5,7 @@ package rollout
 
 import (
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +16,7 @@ import (
 
 func TestPlan(t *testing.T) {
 	settled := func(id string) Mgr { return Mgr{ID: id, Replicas: 1, Current: true, Ready: true} }
-	held := func(id string) Mgr { return Mgr{ID: id, Replicas: 1, Held: true, Ready: true} }
+	held := func(id string) Mgr { return Mgr{ID: id, Replicas: 1, Held: true, Ready: true, HeldFor: Settle} }
 	rolling := func(id string) Mgr { return Mgr{ID: id, Replicas: 1} }
 	ab := Map{Available: true, Active: "a", ActiveGID: 4100, Standbys: []string{"b"}}
 	abc := Map{Available: true, Active: "a", ActiveGID: 4100, Standbys: []string{"b", "c"}}
@@ -34,13 +35,15 @@ func TestPlan(t *testing.T) {
 		{name: "a rolled standby whose daemon has not joined is waited for", mgrs: []Mgr{held("a"), settled("b")}, m: Map{Available: true, Active: "a"},
 			want: Step{Action: Wait, ID: "b"}},
 		{name: "standbys rolled: the active fails over", mgrs: []Mgr{held("a"), settled("b"), settled("c")}, m: abc, want: Step{Action: Failover, ID: "a"}},
+		{name: "an active held for less than Settle waits for the rest of the change", mgrs: []Mgr{{ID: "a", Replicas: 1, Held: true, Ready: true, HeldFor: Settle - time.Second}, settled("b")},
+			m: ab, want: Step{Action: Wait, ID: "a"}},
 		{name: "failed over, the same daemon still active: wait", mgrs: []Mgr{held("a"), settled("b")}, m: ab, failedOver: 4100, want: Step{Action: Wait, ID: "a"}},
 		{name: "failed over: the old active, now a standby, is released",
 			mgrs: []Mgr{held("a"), settled("b")}, m: Map{Available: true, Active: "b", ActiveGID: 4200, Standbys: []string{"a"}}, failedOver: 4100,
 			want: Step{Action: Release, ID: "a"}},
 		{name: "the old active released and rolling: wait", mgrs: []Mgr{rolling("a"), settled("b")}, m: Map{Available: true, Active: "b"},
 			want: Step{Action: Wait, ID: "a"}},
-		{name: "the held active with no standby is released: nothing to fail over to", mgrs: []Mgr{held("a")},
+		{name: "the held active with no standby is released at once: nothing to fail over to", mgrs: []Mgr{{ID: "a", Replicas: 1, Held: true, Ready: true}},
 			m: Map{Available: true, Active: "a", ActiveGID: 1}, want: Step{Action: Release, ID: "a"}},
 		{name: "a held change that changes no pod is released at once", mgrs: []Mgr{{ID: "a", Replicas: 1, Held: true, Current: true, Ready: true}, settled("b")},
 			m: ab, want: Step{Action: Release, ID: "a"}},
