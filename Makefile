@@ -108,8 +108,8 @@ bench: ## micro-benchmarks, TLS load vs a no-op webhook, writes through the API 
 
 demo: build ## the whole story on a local cluster (control plane, kwok, Ceph, webhook, controller); DEMO_FLAGS=--one-shot to exit
 	@./hack/install-deps.sh
-	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
 	$(GO) build -o $(BIN)/ ./internal/harness/cmd/mgr-demo
+	@assets="$$(./hack/build-binaries.sh | tail -n1)"; \
 	KUBEBUILDER_ASSETS="$$assets" $(BIN)/mgr-demo --bin-dir $(BIN) $(DEMO_FLAGS)
 
 run: build ## run the webhook against the current kubeconfig (certs in ./tmp/certs)
