@@ -330,12 +330,24 @@ func TestStandbyFirstRollout(t *testing.T) {
 
 	t.Run("a standby that never runs its new pod stalls the rollout", func(t *testing.T) {
 		ctx := t.Context()
-		makeActive(t, ns, "r", "s")
 		standbysRecorded(t, ns, 2)
+		// Whichever mgr is active stays so; the standbys roll by name, so
+		// the first of them is the one that stalls.
+		m, _ := waitMgrMap(t, ns, "one of r, s, t active and the others standing by", func(m mgrMap) bool {
+			return m.Available && slices.Contains(ids, m.ActiveName) && len(m.Standbys) == 2
+		})
+		active := m.ActiveName
+		var standbys []string
+		for _, id := range ids {
+			if id != active {
+				standbys = append(standbys, id)
+			}
+		}
+		stalled, waiting := standbys[0], standbys[1]
 		pods := podUIDs(t, ns, ids)
 		// A short progress deadline on the standbys (no template change,
 		// not held), then one change of all three that no node can run.
-		for _, id := range ids[1:] {
+		for _, id := range standbys {
 			if out, err := env.kubectl(t, nil, "patch", "deployment", "-n", ns, contract.DeploymentName(id), "--type=merge",
 				"-p", `{"spec":{"progressDeadlineSeconds":15}}`); err != nil {
 				t.Fatalf("%v\n%s", err, out)
@@ -353,36 +365,37 @@ func TestStandbyFirstRollout(t *testing.T) {
 		var st mgrstatus.Status
 		err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 			d := &appsv1.Deployment{}
-			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.DeploymentName("r")}, d); err != nil {
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.DeploymentName(active)}, d); err != nil {
 				return false, nil
 			}
 			st, _ = mgrstatus.Of(d)
-			return strings.HasPrefix(st.Rollout, "stalled: ") && strings.Contains(st.Rollout, "mgr s"), nil
+			return strings.HasPrefix(st.Rollout, "stalled: ") && strings.Contains(st.Rollout, "mgr "+stalled), nil
 		})
 		if err != nil {
-			t.Fatalf("mgr r's status never said the rollout stalled on mgr s: %+v", st)
+			t.Fatalf("the active mgr %s's status never said the rollout stalled on mgr %s: %+v", active, stalled, st)
 		}
-		t.Logf("mgr r's status: %q", st.Rollout)
-		if notes := eventsOf(t, ns, contract.DeploymentName("r"), start); !slices.ContainsFunc(notes, func(n string) bool {
-			return strings.HasPrefix(n, bootstrap.ReasonRolloutStalled+":") && strings.Contains(n, "mgr s")
+		t.Logf("mgr %s (active)'s status: %q", active, st.Rollout)
+		if notes := eventsOf(t, ns, contract.DeploymentName(active), start); !slices.ContainsFunc(notes, func(n string) bool {
+			return strings.HasPrefix(n, bootstrap.ReasonRolloutStalled+":") && strings.Contains(n, "mgr "+stalled)
 		}) {
-			t.Errorf("no %s Event naming mgr s on mgr r: %v", bootstrap.ReasonRolloutStalled, notes)
+			t.Errorf("no %s Event naming mgr %s on mgr %s: %v", bootstrap.ReasonRolloutStalled, stalled, active, notes)
 		}
-		for _, id := range []string{"r", "t"} {
+		for _, id := range []string{active, waiting} {
 			d := deployment(t, ns, contract.DeploymentName(id))
 			if !d.Spec.Paused || d.Annotations[contract.AnnotationRolloutHold] == "" {
-				t.Errorf("mgr %s not held while mgr s's rollout is stalled: paused %t, annotations %v", id, d.Spec.Paused, d.Annotations)
+				t.Errorf("mgr %s not held while mgr %s's rollout is stalled: paused %t, annotations %v", id, stalled, d.Spec.Paused, d.Annotations)
 			}
 			if p := mgrPod(t, ns, id); p.UID != pods[id] {
-				t.Errorf("mgr %s's pod was replaced (%s) while mgr s's rollout is stalled", id, p.Name)
+				t.Errorf("mgr %s's pod was replaced (%s) while mgr %s's rollout is stalled", id, p.Name, stalled)
 			}
 		}
-		if m, _ := waitMgrMap(t, ns, "mgr r active", func(m mgrMap) bool { return m.Available }); m.ActiveName != "r" {
-			t.Errorf("mgr %s is active; the stalled rollout failed r over", m.ActiveName)
+		if m, _ := waitMgrMap(t, ns, "a mgr active", func(m mgrMap) bool { return m.Available }); m.ActiveName != active {
+			t.Errorf("mgr %s is active; the stalled rollout failed %s over", m.ActiveName, active)
 		}
 
-		// Taken back: r's and t's templates are their pods' again (released
-		// with no restart), s rolls back; no failover.
+		// Taken back: the held mgrs' templates are their pods' again
+		// (released with no restart), the stalled one rolls back; no
+		// failover.
 		stop := watchMgrStat(t, ns)
 		back := `{"spec":{"template":{"spec":{"nodeSelector":null}}}}`
 		for _, id := range ids {
@@ -391,7 +404,6 @@ func TestStandbyFirstRollout(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out)
 			}
 		}
-		delete(pods, "s")
 		err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 			for _, id := range ids {
 				d := &appsv1.Deployment{}
@@ -406,14 +418,14 @@ func TestStandbyFirstRollout(t *testing.T) {
 			stop()
 			t.Fatal("the mgrs never all ran again after the change was taken back")
 		}
-		waitMgrMap(t, ns, "mgr r active with s and t standing by", func(m mgrMap) bool {
-			return m.Available && m.ActiveName == "r" && m.standby("s") && m.standby("t")
+		waitMgrMap(t, ns, fmt.Sprintf("mgr %s active with %v standing by", active, standbys), func(m mgrMap) bool {
+			return m.Available && m.ActiveName == active && m.standby(stalled) && m.standby(waiting)
 		})
 		a := availabilityOf(stop())
 		if len(a.changes) != 0 {
 			t.Errorf("active mgr changes %v while the stalled change was taken back; want none", a.changes)
 		}
-		for _, id := range []string{"r", "t"} {
+		for _, id := range []string{active, waiting} {
 			if p := mgrPod(t, ns, id); p.UID != pods[id] {
 				t.Errorf("mgr %s's pod was replaced (%s) by a change taken back", id, p.Name)
 			}
