@@ -22,10 +22,10 @@ IMG_BOOTSTRAP ?= $(REGISTRY)/mgr-bootstrap:$(VERSION)
 
 .PHONY: all build test compat unit fuzz mutation chaos e2e e2e-kind e2e-kind-lane e2e-node bench demo run manifests verify-manifests verify lint fmt vet binaries docker-build release clean help
 
-all: build
+all: build ## the same as build
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build the binaries into bin/
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
@@ -100,7 +100,7 @@ e2e-kind: ## the e2e suite on a kind cluster of 1 control plane + 3 workers (nee
 # The tests of the e2e suite that need several real nodes: .ci/run's kind lane.
 KIND_LANE_TESTS ?= TestNodeLoss|TestComponentNodeLoss|TestDrain|TestReleaseGuard|TestStandbyFirstRollout
 
-e2e-kind-lane: ## CI's kind lane: the kind cluster as make e2e-kind makes it, the release installed, a minimal mgr pair bootstrapped on real pods, the nodes of the active mgr, the controller's leader and a webhook replica lost, the active mgr's node drained, the release guard judging by what the controller read of the real cluster (KIND_LANE_TESTS)
+e2e-kind-lane: ## CI's kind lane: the kind cluster as make e2e-kind makes it, the release installed, a minimal mgr pair bootstrapped on real pods, the nodes of the active mgr, the controller's leader and a webhook replica lost, the active mgr's node drained, the release guard judging by what the controller read of the real cluster, standby-first rollouts of two and three mgrs (KIND_LANE_TESTS)
 	E2E_GO_TEST_FLAGS="-run=$(KIND_LANE_TESTS)" ./hack/e2e-kind.sh
 
 bench: ## micro-benchmarks, TLS load vs a no-op webhook, writes through the API server vs MutatingAdmissionPolicy, controller at scale, a fleet of clusters (BENCH=micro,load,apiserver,controller,fleet)
@@ -126,7 +126,7 @@ verify: lint verify-manifests ## everything checked before the tests
 release: ## render dist/install-self-signed.yaml and dist/install-cert-manager.yaml with the images of VERSION in REGISTRY
 	VERSION=$(VERSION) REGISTRY=$(REGISTRY) ./hack/release.sh
 
-docker-build: ## build both images (needs a Docker engine; none runs on the dev machines)
+docker-build: ## build both images, tagged IMG_WEBHOOK and IMG_BOOTSTRAP (REGISTRY/mgr-webhook:VERSION, ...; needs a Docker engine that can pull the Dockerfile's base images)
 	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target webhook -t $(IMG_WEBHOOK) .
 	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target bootstrap -t $(IMG_BOOTSTRAP) .
 
@@ -148,5 +148,5 @@ lint: vet ## gofmt check, go vet, go.mod and test/go.mod tidy, the license heade
 	$(GO) tool actionlint
 	shellcheck hack/*.sh hack/kind/docker test/ceph/kind/*.sh .ci/run
 
-clean:
+clean: ## remove bin/, tmp/ and dist/
 	rm -rf $(BIN) tmp dist
