@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -129,7 +129,19 @@ func (s *Store) Save(ctx context.Context, d *appsv1.Deployment, st Status) error
 	}
 	observed := d.Generation
 	cur := d
-	for attempt := 0; ; attempt++ {
+	// Status writes of the deployment controller move the resourceVersion
+	// during a long module step: on a conflict, read again (client-go's
+	// retry: 5 tries) rather than redo the step.
+	reread := false
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if reread {
+			fresh := &appsv1.Deployment{}
+			if err := s.Reader.Get(ctx, client.ObjectKeyFromObject(d), fresh); err != nil {
+				return err
+			}
+			cur = fresh
+		}
+		reread = true
 		if cur.Generation != observed {
 			return nil // the spec changed while we worked: its own reconcile follows
 		}
@@ -144,21 +156,11 @@ func (s *Store) Save(ctx context.Context, d *appsv1.Deployment, st Status) error
 		}
 		cur.Annotations[contract.AnnotationBootstrapStatus] = write.encode()
 		s.wrote()
-		err := s.Client.Patch(ctx, cur, patch)
-		if err == nil {
-			s.written.Store(cur.UID, cur.Generation)
-			s.lastGood.Store(cur.UID, write)
-			return nil
-		}
-		// Status writes of the deployment controller move the resourceVersion
-		// during a long module step: read again rather than redo the step.
-		if !apierrors.IsConflict(err) || attempt == 4 {
+		if err := s.Client.Patch(ctx, cur, patch); err != nil {
 			return err
 		}
-		fresh := &appsv1.Deployment{}
-		if err := s.Reader.Get(ctx, client.ObjectKeyFromObject(d), fresh); err != nil {
-			return err
-		}
-		cur = fresh
-	}
+		s.written.Store(cur.UID, cur.Generation)
+		s.lastGood.Store(cur.UID, write)
+		return nil
+	})
 }
