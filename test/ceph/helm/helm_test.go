@@ -225,11 +225,16 @@ func TestChartTemplatesApply(t *testing.T) {
 }
 
 // comparable is an object without what the chart and kustomize may rightly
-// differ in: labels, the policy checksum, the policy ConfigMap's name, and
-// YAML formatting (a policy document as the chart writes it).
+// differ in: labels, the policy checksum, the policy ConfigMap's name, YAML
+// formatting (a policy document as the chart writes it), and the CRDs' keep
+// annotation (an instruction to helm uninstall, which kustomize has not).
 func comparable(o *unstructured.Unstructured) string {
 	o = o.DeepCopy()
 	o.SetLabels(nil)
+	if a := o.GetAnnotations(); a != nil {
+		delete(a, "helm.sh/resource-policy")
+		o.SetAnnotations(a)
+	}
 	unstructured.RemoveNestedField(o.Object, "spec", "template", "metadata", "labels")
 	unstructured.RemoveNestedField(o.Object, "spec", "template", "metadata", "annotations")
 	if vols, ok, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes"); ok {
