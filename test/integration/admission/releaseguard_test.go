@@ -37,25 +37,10 @@ func TestReleaseGuardThroughAPIServer(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), d) })
 
-	release := &v1alpha1.CephRelease{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	if err := k8s.Create(ctx, release); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), release) })
+	record := recordRelease(t, ns)
 	state := func(osd, mon string, mons []string, health string, standbys int32) {
 		t.Helper()
-		release.Status = v1alpha1.CephReleaseStatus{RequireOSDRelease: osd, MinMonRelease: mon, MonReleases: mons, MgrReleases: mons,
-			Health: health, StandbyMgrs: standbys, ReadTime: metav1.NewTime(time.Now().Truncate(time.Second))}
-		if err := k8s.Status().Update(ctx, release); err != nil {
-			t.Fatal(err)
-		}
-		// The webhook judges by its cache: wait until it holds this state.
-		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			info, err := clusters.Lookup(ns)
-			return err == nil && info.Upgrade != nil && info.Upgrade.RequireOSDRelease == osd && info.Upgrade.Health == health && info.Upgrade.Standbys == int(standbys), nil
-		}); err != nil {
-			t.Fatalf("the webhook's cache never saw CephRelease %s: %v", ns, err)
-		}
+		record(v1alpha1.CephReleaseStatus{RequireOSDRelease: osd, MinMonRelease: mon, MonReleases: mons, MgrReleases: mons, Health: health, StandbyMgrs: standbys})
 	}
 	as, seen := api.WarnedClient(t, k8s.Scheme())
 	setImage := func(tag string) error {
@@ -103,6 +88,34 @@ func TestReleaseGuardThroughAPIServer(t *testing.T) {
 	for _, want := range []string{"no standby mgr", "the cluster is HEALTH_WARN", "policy rule images.upgradeReadiness: Warn"} {
 		if !strings.Contains(w, want) {
 			t.Errorf("warnings %q lack %q", w, want)
+		}
+	}
+}
+
+// recordRelease creates CephRelease ns, as the controller does, and returns
+// how to record a read of the cluster in it: its status, read now, written
+// and waited for until the webhook's cache holds it.
+func recordRelease(t *testing.T, ns string) func(v1alpha1.CephReleaseStatus) {
+	t.Helper()
+	ctx := t.Context()
+	release := &v1alpha1.CephRelease{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := k8s.Create(ctx, release); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), release) })
+	return func(st v1alpha1.CephReleaseStatus) {
+		t.Helper()
+		st.ReadTime = metav1.NewTime(time.Now().Truncate(time.Second))
+		release.Status = st
+		if err := k8s.Status().Update(ctx, release); err != nil {
+			t.Fatal(err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			info, err := clusters.Lookup(ns)
+			return err == nil && info.Upgrade != nil && info.Upgrade.RequireOSDRelease == st.RequireOSDRelease &&
+				info.Upgrade.Health == st.Health && info.Upgrade.Standbys == int(st.StandbyMgrs), nil
+		}); err != nil {
+			t.Fatalf("the webhook's cache never saw CephRelease %s as %+v: %v", ns, st, err)
 		}
 	}
 }

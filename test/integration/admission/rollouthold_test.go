@@ -9,8 +9,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
@@ -37,24 +35,10 @@ func TestRolloutHoldThroughAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), d) })
-	release := &v1alpha1.CephRelease{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	if err := k8s.Create(ctx, release); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), release) })
+	record := recordRelease(t, ns)
 	standbys := func(n int32) {
 		t.Helper()
-		release.Status = v1alpha1.CephReleaseStatus{RequireOSDRelease: "squid", MinMonRelease: "squid", MonReleases: []string{"19.2.3"},
-			Health: "HEALTH_OK", StandbyMgrs: n, ReadTime: metav1.NewTime(time.Now().Truncate(time.Second))}
-		if err := k8s.Status().Update(ctx, release); err != nil {
-			t.Fatal(err)
-		}
-		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			info, err := clusters.Lookup(ns)
-			return err == nil && info.Upgrade != nil && info.Upgrade.Standbys == int(n), nil
-		}); err != nil {
-			t.Fatalf("the webhook's cache never saw %d standbys: %v", n, err)
-		}
+		record(v1alpha1.CephReleaseStatus{RequireOSDRelease: "squid", MinMonRelease: "squid", MonReleases: []string{"19.2.3"}, Health: "HEALTH_OK", StandbyMgrs: n})
 	}
 	write := func(what string, edit func(d *appsv1.Deployment)) *appsv1.Deployment {
 		t.Helper()
