@@ -43,9 +43,8 @@ type Reconciler struct {
 	Clusters *cluster.Cache
 	// status reads and writes the statuses, sealed (bootstrap/mgrstatus).
 	status *mgrstatus.Store
-	// holds and failovers are the rollouts' memory (rollout.go).
-	holds     holds
-	failovers failovers
+	// rollouts is the rollouts' memory (rollout.go).
+	rollouts rolloutMemory
 	// unknownCommandWindow overrides UnknownCommandWindow (tests).
 	unknownCommandWindow time.Duration
 }
@@ -87,6 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	if contract.LeftAlone(d) {
 		r.status.Forget(d.UID)
+		r.rollouts.released(d.UID)
 		return ctrl.Result{}, r.letGo(ctx, d)
 	}
 	if !r.status.Ready() {
@@ -101,6 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	if d.DeletionTimestamp != nil {
 		r.status.Forget(d.UID) // no status is written from here on
+		r.rollouts.released(d.UID)
 		if !controllerutil.ContainsFinalizer(d, contract.FinalizerCephxKey) {
 			return ctrl.Result{}, nil
 		}

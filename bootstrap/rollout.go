@@ -26,12 +26,15 @@ import (
 // standbys' rollouts (their pods and the mgr map) bring it no event.
 const rolloutPoll = 2 * time.Second
 
-// holds remembers when the controller first saw each held mgr (by UID) at
-// its generation: a held active mgr is failed over only once its hold has
-// settled (rollout.Settle).
-type holds struct {
-	mu   sync.Mutex
-	seen map[types.UID]holdSeen
+// rolloutMemory is what the rollouts remember between reconciles: when each
+// held mgr (by UID) was first seen held at its generation (an active mgr is
+// failed over only once its hold has settled, rollout.Settle), and per
+// namespace the active daemon (gid) last failed over (a mgr map read before
+// Ceph promoted a standby never fails it over twice).
+type rolloutMemory struct {
+	mu         sync.Mutex
+	heldSince  map[types.UID]holdSeen
+	failedOver map[string]uint64
 }
 
 type holdSeen struct {
@@ -39,49 +42,54 @@ type holdSeen struct {
 	at         time.Time
 }
 
-// heldFor is how long d has been seen held at its generation, now first if
-// never; forget drops d.
-func (h *holds) heldFor(d *appsv1.Deployment, now time.Time) time.Duration {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.seen == nil {
-		h.seen = map[types.UID]holdSeen{}
-	}
-	s, ok := h.seen[d.UID]
+// heldFor is how long d has been seen held at its generation (from now, if
+// never).
+func (m *rolloutMemory) heldFor(d *appsv1.Deployment, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.heldSince[d.UID]
 	if !ok || s.generation != d.Generation {
 		s = holdSeen{generation: d.Generation, at: now}
-		h.seen[d.UID] = s
+		if m.heldSince == nil {
+			m.heldSince = map[types.UID]holdSeen{}
+		}
+		m.heldSince[d.UID] = s
 	}
 	return now.Sub(s.at)
 }
 
-func (h *holds) forget(uid types.UID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.seen, uid)
+// released forgets the hold of uid.
+func (m *rolloutMemory) released(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.heldSince, uid)
 }
 
-// failovers remembers, per namespace, the active daemon (gid) the rollout
-// failed over, so that a mgr map read before Ceph promoted a standby never
-// fails it over twice.
-type failovers struct {
-	mu  sync.Mutex
-	gid map[string]uint64
+func (m *rolloutMemory) failedOverIn(ns string) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failedOver[ns]
 }
 
-func (f *failovers) of(ns string) uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.gid[ns]
-}
-
-func (f *failovers) set(ns string, gid uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gid == nil {
-		f.gid = map[string]uint64{}
+func (m *rolloutMemory) setFailedOver(ns string, gid uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failedOver == nil {
+		m.failedOver = map[string]uint64{}
 	}
-	f.gid[ns] = gid
+	m.failedOver[ns] = gid
+}
+
+// heldOf is mgr d as the rollout sees it: a hold on a mgr the policy exempts
+// is none. The webhook does not judge an exempt mgr's writes, so nothing
+// strips a hold mark its editor wrote there, and an editor's mark must never
+// make the controller fail a mgr over.
+func (r *Reconciler) heldOf(d *appsv1.Deployment) rollout.Mgr {
+	g := rollout.MgrOf(d)
+	if g.Held && r.Policy != nil && r.Policy.Current().Exempts(d.Namespace, d.Name) {
+		g.Held = false
+	}
+	return g
 }
 
 // rollOut ends the reconcile of a mgr the webhook held (mutate.HoldRollout)
@@ -90,18 +98,18 @@ func (f *failovers) set(ns string, gid uint64) {
 // the cluster plans the same step from the same facts, so no two
 // reconciles act for one cluster at once. A mgr not held costs nothing.
 func (r *Reconciler) rollOut(ctx context.Context, s *scope) (ctrl.Result, bool, error) {
-	me := rollout.MgrOf(s.d)
+	me := r.heldOf(s.d)
 	if !me.Held {
-		r.holds.forget(s.d.UID)
+		r.rollouts.released(s.d.UID)
 		s.next.Rollout = ""
 		return ctrl.Result{}, false, nil
 	}
 	mgrs := make([]rollout.Mgr, 0, len(s.mgrs))
 	for i := range s.mgrs {
 		if contract.MgrID(&s.mgrs[i]) != "" && s.mgrs[i].DeletionTimestamp == nil {
-			g := rollout.MgrOf(&s.mgrs[i])
+			g := r.heldOf(&s.mgrs[i])
 			if s.mgrs[i].UID == s.d.UID {
-				g.HeldFor = r.holds.heldFor(s.d, time.Now())
+				g.HeldFor = r.rollouts.heldFor(s.d, time.Now())
 			}
 			mgrs = append(mgrs, g)
 		}
@@ -123,7 +131,7 @@ func (r *Reconciler) rollOut(ctx context.Context, s *scope) (ctrl.Result, bool, 
 			m.Standbys = append(m.Standbys, sb.Name)
 		}
 	}
-	step := rollout.Plan(mgrs, m, r.failovers.of(s.d.Namespace))
+	step := rollout.Plan(mgrs, m, r.rollouts.failedOverIn(s.d.Namespace))
 	switch {
 	case step.Action == rollout.Release && step.ID == s.id:
 		if err := r.releaseHold(ctx, s); apierrors.IsConflict(err) {
@@ -133,7 +141,7 @@ func (r *Reconciler) rollOut(ctx context.Context, s *scope) (ctrl.Result, bool, 
 		} else if err != nil {
 			return ctrl.Result{}, true, err
 		}
-		r.holds.forget(s.d.UID)
+		r.rollouts.released(s.d.UID)
 		s.next.Rollout = ""
 		r.Recorder.Eventf(s.d, nil, corev1.EventTypeNormal, ReasonRolloutReleased, "RollOut", "resumed mgr %s's rollout: %s", s.id, step.Why)
 		return ctrl.Result{}, true, nil
@@ -143,9 +151,9 @@ func (r *Reconciler) rollOut(ctx context.Context, s *scope) (ctrl.Result, bool, 
 			return ctrl.Result{}, true, err
 		}
 		// Remembered first: a failover that happens is never repeated.
-		r.failovers.set(s.d.Namespace, m.ActiveGID)
+		r.rollouts.setFailedOver(s.d.Namespace, m.ActiveGID)
 		if _, err := r.Ceph.Run(ctx, conn, ceph.Command{Name: "mgr fail", Kind: ceph.Write, Args: []string{"mgr", "fail", s.id}}); err != nil {
-			r.failovers.set(s.d.Namespace, 0)
+			r.rollouts.setFailedOver(s.d.Namespace, 0)
 			return ctrl.Result{}, true, err
 		}
 		s.next.Rollout = fmt.Sprintf("failed over to a standby (%s); resumed once another mgr is active", step.Why)
