@@ -116,7 +116,17 @@ func watchMgrStat(t *testing.T, ns string) (stop func() []mgrStatSample) {
 		cancel()
 		t.Fatalf("the mgr stat watcher in %s never answered: %s", pod, stderr.String())
 	}
+	// stop takes two more samples first: the last state the caller waited
+	// for is in the record.
 	return func() []mgrStatSample {
+		mu.Lock()
+		n := len(samples)
+		mu.Unlock()
+		_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(samples) >= n+2, nil
+		})
 		cancel()
 		_ = cmd.Wait()
 		reading.Wait()
@@ -301,7 +311,6 @@ func TestStandbyFirstRollout(t *testing.T) {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		rolledOut(t, ns, ids, pods, time.Duration(len(ids))*3*time.Minute)
-		time.Sleep(2 * time.Second) // the watcher's last samples
 		a := availabilityOf(stop())
 		took := time.Since(start).Round(time.Second)
 		t.Logf("rollout of %v (active %s before): %s; active changes %v, longest without an available mgr %s, %d failed samples",

@@ -4,12 +4,14 @@
 package helm
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -63,14 +65,10 @@ func TestHelmUninstallKeepsTheCRDs(t *testing.T) {
 		}
 		// The CRD is established once the API serves its kind.
 		var cerr error
-		for range 100 {
-			if cerr = api.Client.Create(ctx, policy()); cerr == nil || apierrors.IsAlreadyExists(cerr) {
-				cerr = nil
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if cerr != nil {
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+			cerr = api.Client.Create(ctx, policy())
+			return cerr == nil || apierrors.IsAlreadyExists(cerr), nil
+		}); err != nil {
 			t.Fatalf("a site's MgrPolicy: %v", cerr)
 		}
 		un := action.NewUninstall(cfg)
@@ -87,10 +85,9 @@ func TestHelmUninstallKeepsTheCRDs(t *testing.T) {
 			}
 			continue
 		}
-		deadline := time.Now().Add(time.Minute)
-		for crd() == nil && time.Now().Before(deadline) {
-			time.Sleep(200 * time.Millisecond)
-		}
+		_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+			return apierrors.IsNotFound(crd()), nil
+		})
 		if err := crd(); !apierrors.IsNotFound(err) {
 			t.Errorf("crds.keep=false: the MgrPolicy CRD after helm uninstall: %v", err)
 		}
