@@ -40,3 +40,21 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHoldRollout is what the rollout hold adds to an update of a
+// complete mgr (a label change: the templates are compared), beside
+// completing that mgr (BenchmarkComplete/complete), with and without a
+// standby in the cluster's facts.
+func BenchmarkHoldRollout(b *testing.B) {
+	old := benchInputs(b)["complete"]
+	d := old.DeepCopy()
+	d.Labels["team"] = "storage"
+	for name, facts := range map[string]*UpgradeFacts{"standby": {Standbys: 1}, "no-standby": {Standbys: 0}} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				HoldRollout(old, d, facts)
+			}
+		})
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
@@ -39,6 +41,13 @@ func TestHoldRollout(t *testing.T) {
 		{name: "an image change is a template change", old: func(*appsv1.Deployment) {}, facts: withStandby,
 			new:  func(d *appsv1.Deployment) { mgrContainer(d).Image = "quay.io/ceph/ceph:v19.2.2" },
 			held: true, paused: true, sections: SectionPaused | SectionAnnotations},
+		{name: "a quantity written another way is no change", facts: withStandby,
+			old: func(d *appsv1.Deployment) {
+				mgrContainer(d).Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+			},
+			new: func(d *appsv1.Deployment) {
+				mgrContainer(d).Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1024Mi")}
+			}},
 		{name: "no standby: nothing to fail over to, not held", old: func(*appsv1.Deployment) {}, new: newTemplate, facts: noStandby},
 		{name: "no controller reads the cluster: not held", old: func(*appsv1.Deployment) {}, new: newTemplate},
 		{name: "no template change: not held", old: func(*appsv1.Deployment) {},
