@@ -42,7 +42,7 @@ type mgrStatSample struct {
 // one librados connection from the controller's pod (python3-rados, which
 // its ceph CLI runs on), the admin keyring on stdin.
 const mgrStatWatcher = `
-import json, os, sys, tempfile, time, rados
+import json, os, shutil, sys, tempfile, time, rados
 os.umask(0o077)
 d = tempfile.mkdtemp()
 with open(d + "/keyring", "w") as f:
@@ -51,6 +51,7 @@ with open(d + "/conf", "w") as f:
     f.write("[global]\nmon_host = %s\nkeyring = %s/keyring\n" % (os.environ["MON"], d))
 r = rados.Rados(conffile=d + "/conf", name="client.admin")
 r.connect(timeout=15)
+shutil.rmtree(d)  # connected: the key leaves the pod's disk
 while True:
     t = time.time()
     s = {"t": t, "ok": False}
