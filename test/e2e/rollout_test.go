@@ -50,8 +50,10 @@ with open(d + "/keyring", "w") as f:
 with open(d + "/conf", "w") as f:
     f.write("[global]\nmon_host = %s\nkeyring = %s/keyring\n" % (os.environ["MON"], d))
 r = rados.Rados(conffile=d + "/conf", name="client.admin")
-r.connect(timeout=15)
-shutil.rmtree(d)  # connected: the key leaves the pod's disk
+try:
+    r.connect(timeout=15)
+finally:
+    shutil.rmtree(d)  # connected or not, the key leaves the pod's disk
 while True:
     t = time.time()
     s = {"t": t, "ok": False}
