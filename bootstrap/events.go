@@ -48,6 +48,10 @@ const (
 	ReasonRolloutFailedOver = "RolloutFailedOver"
 	// ReasonRolloutStalled: another mgr's rollout stopped; the held mgr waits.
 	ReasonRolloutStalled = "RolloutStalled"
+	// ReasonKeyRotated: the controller rotated a mgr's cephx keys; its pod restarts on them.
+	ReasonKeyRotated = "KeyRotated"
+	// ReasonKeyRotationBlocked: a mgr's keys are due but its cluster cannot rotate them.
+	ReasonKeyRotationBlocked = "KeyRotationBlocked"
 )
 
 var (

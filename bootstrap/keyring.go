@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -118,6 +119,10 @@ func (r *Reconciler) ensureKey(ctx context.Context, s *scope, k cephxKey) error 
 	}
 	if creating || adopting {
 		*k.own = true
+		if s.next.KeySince == "" {
+			// The age a rotateAfter policy counts from.
+			s.next.KeySince = time.Now().UTC().Format(time.RFC3339)
+		}
 	}
 	if adopting {
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonKeyAdopted, "Adopt", "cephx key %s existed; adopted as the policy allows (adoptExistingKeys): it is re-capped and removed with this Deployment", entity)

@@ -114,7 +114,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	// The one place status and failure Events are written, whatever the
 	// steps return.
 	defer func() {
-		err = r.writeStatus(ctx, d, s.next, err)
+		err = r.writeStatus(ctx, d, s.next, s.change, err)
+		if err == nil && res.IsZero() && s.again > 0 {
+			res.RequeueAfter = s.again
+		}
 		res, err = r.unavailableRetry(req.Namespace, res, err)
 	}()
 	return runSteps(ctx, s,
@@ -123,6 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		always(r.ensurePDB),      // its PodDisruptionBudget, from two mgrs on (pdb.go)
 		always(r.ensureKeyring),  // the mgr's cephx key and keyring Secret (keyring.go)
 		r.rollOut,                // a held change of its pods: the cluster's rollout step (rollout.go)
+		r.rotateKeys,             // its cephx keys, when the policy makes them due (keyrotation.go)
 		r.chooseModules,          // the cluster's module set (modules.go)
 		r.atRest,                 // nothing changed since the mgr was Ready: done
 		r.waitForPod,             // no Ceph call before the mgr's pod is Ready

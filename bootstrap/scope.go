@@ -5,6 +5,7 @@ package bootstrap
 
 import (
 	"context"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,11 @@ type scope struct {
 	want []string
 	// removeKeys are the cephx keys a deleted mgr takes with it (decideKey).
 	removeKeys []string
+	// again is how soon to look again when nothing else brings the mgr
+	// back (0: not asked); change is made to the Deployment in the status
+	// write (a key rotation's pod template annotation).
+	again  time.Duration
+	change func(*appsv1.Deployment)
 	// c and cerr are the connection to the namespace's Ceph cluster, or why
 	// there is none, once conn ran: read only when a ceph call is due, and
 	// at most once.

@@ -94,6 +94,10 @@ func CacheOptions(namespaces ...string) cache.Options {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=patch,resourceNames=rook-ceph-mgr;rook-ceph-mgr-dashboard
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
+// A key rotation patches a mgr's keyring Secret (names vary by mgr id; the
+// confinement policy allows the keyring data of such a Secret and nothing else).
+//
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=patch;delete,resourceNames=rook-ceph-mgr-pdb
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

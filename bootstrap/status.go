@@ -17,12 +17,12 @@ import (
 )
 
 // writeStatus writes the outcome of a reconcile: the status (only when it
-// changed) and, for a failure, its lastError, phase and Warning Event. It
+// changed, or with change, a change of the Deployment it records) and, for a failure, its lastError, phase and Warning Event. It
 // returns err for the workqueue's exponential backoff (never a hot loop), or
 // the status write's error when the steps succeeded.
-func (r *Reconciler) writeStatus(ctx context.Context, d *appsv1.Deployment, st mgrstatus.Status, err error) error {
+func (r *Reconciler) writeStatus(ctx context.Context, d *appsv1.Deployment, st mgrstatus.Status, change func(*appsv1.Deployment), err error) error {
 	if err == nil {
-		return r.status.Save(ctx, d, st)
+		return r.status.SaveWith(ctx, d, st, change)
 	}
 	st.LastError = err.Error()
 	switch {

@@ -105,7 +105,7 @@ func TestWriteStatusWritesEveryOutcome(t *testing.T) {
 			if err := cl.Get(t.Context(), client.ObjectKeyFromObject(d), cur); err != nil {
 				t.Fatal(err)
 			}
-			got := r.writeStatus(t.Context(), cur, mgrstatus.Status{Phase: mgrstatus.PhaseWaitingForPod, ObservedGeneration: 3}, tc.err)
+			got := r.writeStatus(t.Context(), cur, mgrstatus.Status{Phase: mgrstatus.PhaseWaitingForPod, ObservedGeneration: 3}, nil, tc.err)
 			if !errors.Is(got, tc.err) && got != tc.err {
 				t.Errorf("writeStatus returned %v, want the step's error %v", got, tc.err)
 			}

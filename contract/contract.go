@@ -91,6 +91,12 @@ const (
 	// mgrs standby first (docs/rollouts.md). Only the webhook sets it: on
 	// any write it is what the webhook decides, whatever the writer sent.
 	AnnotationRolloutHold = "mgr.ceph.rook.io/rollout-hold"
+
+	// AnnotationCephxKeyGeneration, on a mgr's pod template, is the
+	// generation of the cephx keys its pod runs with (absent: 1). The
+	// controller raises it when it rotates them, which restarts the pod on
+	// its new keys; it names the key's generation, never the key.
+	AnnotationCephxKeyGeneration = "mgr.ceph.rook.io/cephx-key-generation"
 	// RolloutHoldStandbysFirst is its value.
 	RolloutHoldStandbysFirst = "standbys-first"
 )

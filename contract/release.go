@@ -32,6 +32,11 @@ var (
 	// images.minimumCephVersion. Raise it when Ceph archives Squid.
 	OldestMaintained = CephVersion{19, 2, 0}
 
+	// KeyRotation is the first release whose mons rotate a key in place
+	// (`ceph auth rotate`), as Rook documents for its own key rotation
+	// (Squid 19.2.3; Pacific has no such command).
+	KeyRotation = CephVersion{19, 2, 3}
+
 	// RookModuleBroken is the window, from its first release up to (not
 	// including) its second, where Rook turns the rook module off
 	// (rook#18213): 20.2.2 leaks memory in it (rook#17786), 20.2.3 and

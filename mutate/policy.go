@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -202,6 +203,7 @@ func (p *Policy) validate(root *field.Path) field.ErrorList {
 		}
 	}
 	errs = append(errs, p.validateModuleOptions(root.Child("moduleOptions"))...)
+	errs = append(errs, p.validateCephxKeys(root.Child("cephxKeys"))...)
 	for name, c := range p.Sidecars {
 		fp := root.Child("sidecars").Key(name)
 		if c.Name != "" && c.Name != name {
@@ -222,6 +224,24 @@ var moduleName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // maxModuleOptionValue bounds an option's value (the CRD's bound too).
 const maxModuleOptionValue = 256
+
+// validateCephxKeys refuses a rotation the controller would not do as
+// asked (the CRD's schema says the same for a MgrPolicy; a policy file
+// meets only this).
+func (p *Policy) validateCephxKeys(fp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	k := p.CephxKeys
+	if k.Generation < 0 || k.Generation > 1000000 {
+		errs = append(errs, field.Invalid(fp.Child("generation"), k.Generation, "must be 1 to 1000000 (a key starts at generation 1; raise it to rotate every mgr's keys)"))
+	}
+	if k.RotateAfter != nil && k.RotateAfter.Duration < time.Hour {
+		errs = append(errs, field.Invalid(fp.Child("rotateAfter"), k.RotateAfter.Duration.String(), "must be at least 1h: each rotation restarts every mgr of a cluster"))
+	}
+	if !slices.Contains([]string{"", "aes", "aes256k"}, k.KeyType) {
+		errs = append(errs, field.NotSupported(fp.Child("keyType"), k.KeyType, []string{"aes", "aes256k"}))
+	}
+	return errs
+}
 
 // validateModuleOptions refuses what the controller could not set as asked:
 // names Ceph does not use, values not on one line, and the options each mgr

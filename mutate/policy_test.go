@@ -40,6 +40,10 @@ func TestParsePolicy(t *testing.T) {
 		"a module's name":        {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {\"mgr/balancer\": {mode: upmap}}\n", wantErr: "moduleOptions[mgr/balancer]"},
 		"a value of two lines":   {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {balancer: {mode: \"upmap\\nx\"}}\n", wantErr: "moduleOptions[balancer][mode]: Invalid value"},
 		"an empty value":         {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\nmoduleOptions: {balancer: {mode: \"\"}}\n", wantErr: "1 to 256 characters"},
+		"key rotation":           {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\ncephxKeys: {generation: 2, rotateAfter: 1h, keyType: aes256k}\n"},
+		"rotateAfter under 1h":   {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\ncephxKeys: {rotateAfter: 59m59s}\n", wantErr: "cephxKeys.rotateAfter: Invalid value: \"59m59s\": must be at least 1h"},
+		"a key type":             {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\ncephxKeys: {keyType: des}\n", wantErr: "cephxKeys.keyType: Unsupported value: \"des\""},
+		"a negative generation":  {yaml: "apiVersion: mgr.ceph.rook.io/v1alpha1\nkind: Policy\ncephxKeys: {generation: -1}\n", wantErr: "cephxKeys.generation"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -55,6 +55,7 @@ func (m *Mutator) Handle(ctx context.Context, req admission.Request) admission.R
 		res.Changed |= mutate.SectionAnnotations
 	}
 	w.d = res.Deployment
+	res.Changed |= mutate.KeepKeyGeneration(w.old, w.d)
 	res.Changed |= mutate.HoldRollout(w.old, w.d, w.info.Upgrade)
 	j := judge(w.in.Policy, w.violations())
 	if len(j.deny) > 0 {

@@ -61,6 +61,14 @@ type CephReleaseStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	FailedModules []FailedModule `json:"failedModules,omitempty"`
+	// InsecureMgrKeys are the mgr entities whose cephx key Ceph reports of
+	// an insecure type (health check AUTH_INSECURE_SERVICE_KEY_TYPE): the
+	// controller rotates those it owns to the secure type.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	InsecureMgrKeys []string `json:"insecureMgrKeys,omitempty"`
 	// ReadTime is when the controller read the cluster.
 	// +optional
 	ReadTime metav1.Time `json:"readTime,omitzero"`

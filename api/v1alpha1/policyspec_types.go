@@ -3,7 +3,10 @@
 
 package v1alpha1
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // PolicySpec is what a policy says: the fields of a policy file and the spec
 // of a MgrPolicy. Every field has a default.
@@ -91,6 +94,11 @@ type PolicySpec struct {
 	// +kubebuilder:validation:items:MaxLength=63
 	// +listType=set
 	AdoptExistingKeys []string `json:"adoptExistingKeys,omitempty"`
+	// CephxKeys says when the bootstrap controller rotates the cephx keys it
+	// owns (each mgr's mgr.<id> key and its server_addr key) and of which
+	// type. A rotation restarts the mgr's pod on its new key, standbys
+	// first with one failover (docs/key-rotation.md).
+	CephxKeys CephxKeys `json:"cephxKeys,omitempty"`
 	// Exemptions are the mgr Deployments this policy does not govern: the
 	// webhooks leave them as they are, and only these may carry the opt-out
 	// label mgr.ceph.rook.io/managed=false (which then also releases them
@@ -230,6 +238,38 @@ type Placement struct {
 	// replaced: default 5, Rook's, instead of Kubernetes' 300.
 	// +kubebuilder:validation:Minimum=0
 	NodeLossTolerationSeconds *int64 `json:"nodeLossTolerationSeconds,omitempty"`
+}
+
+// CephxKeys is the rotation of the cephx keys the controller owns. A key
+// starts at generation 1; each rotation makes a new key in Ceph
+// (`ceph auth rotate`), writes it into the mgr's keyring Secret and restarts
+// the mgr's pod through its template annotation
+// mgr.ceph.rook.io/cephx-key-generation (the generation, never the key).
+//
+// +kubebuilder:object:generate=true
+// +kubebuilder:validation:XValidation:rule="!has(self.rotateAfter) || duration(self.rotateAfter) >= duration('1h')",message="rotateAfter is at least 1h: each rotation restarts every mgr of a cluster"
+type CephxKeys struct {
+	// Generation rotates, once, every owned key of a lower generation:
+	// raise it to rotate every mgr's key now (as Rook's
+	// security.cephx.daemon.keyGeneration).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+	// RotateAfter rotates a key once it is this old ("2160h"); unset, a key
+	// is rotated only by Generation or KeyType.
+	// +optional
+	RotateAfter *metav1.Duration `json:"rotateAfter,omitempty"`
+	// KeyType is the cephx key type of the keys: "" (default) the most
+	// secure type every mon and mgr of the cluster runs a release of
+	// (aes256k from Tentacle 20.2.4 and Squid 19.2.6, else aes), so a key
+	// of an older type is migrated once the cluster can (Ceph raises
+	// HEALTH_ERR AUTH_INSECURE_SERVICE_KEY_TYPE until it is); "aes" keeps
+	// (or takes back to) the old type, for clients that cannot use the new
+	// one; "aes256k" asks for the new one.
+	// +kubebuilder:validation:Enum="";aes;aes256k
+	// +optional
+	KeyType string `json:"keyType,omitempty"`
 }
 
 // Action is what a violated rule does to a write, in the words of a

@@ -118,6 +118,28 @@ func parseKey(cmd string, out []byte) (string, error) {
 	return k.Key, nil
 }
 
+// RotateKey gives entity a new key (`ceph auth rotate`, Squid 19.2.3 and
+// later) of keyType ("" for the mons' preferred type) and returns it; the
+// old key stops working for new sessions at once.
+func (r *Runner) RotateKey(ctx context.Context, conn Conn, entity, keyType string) (string, error) {
+	args := []string{"auth", "rotate", entity}
+	if keyType != "" {
+		args = append(args, "--key_type", keyType)
+	}
+	out, err := r.Run(ctx, conn, Command{Name: "auth rotate", Kind: Write, Args: args})
+	if err != nil {
+		return "", err
+	}
+	// [{"entity":..., "key":..., "caps":{...}}]: the key read and nothing else kept.
+	var entries []struct {
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal(out, &entries); err != nil || len(entries) != 1 || entries[0].Key == "" {
+		return "", &Error{Command: "auth rotate", Message: "unexpected output (no key)"}
+	}
+	return entries[0].Key, nil
+}
+
 // SetCaps replaces the caps of entity.
 func (r *Runner) SetCaps(ctx context.Context, conn Conn, entity string, caps []string) error {
 	_, err := r.Run(ctx, conn, Command{Name: "auth caps", Kind: Write, Args: append([]string{"auth", "caps", entity}, caps...)})

@@ -29,11 +29,20 @@ type Facts struct {
 	// FailedModules are the mgr modules that failed on the active mgr
 	// (health check MGR_MODULE_ERROR), each with Ceph's error.
 	FailedModules map[string]string
+	// InsecureKeys are the service entities whose cephx key is of an
+	// insecure type (health check AUTH_INSECURE_SERVICE_KEY_TYPE, Tentacle
+	// 20.2.4 and Squid 19.2.6 on), sorted.
+	InsecureKeys []string
 }
 
 // ModuleErrorCheck is the health check the active mgr raises while a module
 // of its has failed; Ceph leaves the module failed until that mgr restarts.
 const ModuleErrorCheck = "MGR_MODULE_ERROR"
+
+// InsecureKeyCheck is the health check (HEALTH_ERR) Ceph raises while a
+// service entity (a mon, mgr, OSD or MDS) holds a key of an insecure type;
+// each detail names one: "entity mgr.a using insecure key type: aes".
+const InsecureKeyCheck = "AUTH_INSECURE_SERVICE_KEY_TYPE"
 
 // status is the part of `ceph status` Facts reads.
 type status struct {
@@ -87,10 +96,27 @@ func (h health) failedModules() map[string]string {
 	return out
 }
 
+// insecureKeys reads the entities of InsecureKeyCheck's details, sorted.
+func (h health) insecureKeys() []string {
+	var out []string
+	for _, d := range h.Checks[InsecureKeyCheck].Detail {
+		rest, ok := strings.CutPrefix(d.Message, "entity ")
+		if !ok {
+			continue
+		}
+		if entity, _, ok := strings.Cut(rest, " using insecure key type"); ok && !slices.Contains(out, entity) {
+			out = append(out, entity)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Facts reads the cluster's facts in three reads, `ceph status`, `ceph osd
 // dump` (require_osd_release) and `ceph versions`: over the Monitor's kept
 // connection, three mon round trips; and `ceph health detail` by the CLI
-// while a mgr module has failed, to name each.
+// while a mgr module has failed or a service key is of an insecure type, to
+// name each.
 func (r *Runner) Facts(ctx context.Context, conn Conn) (Facts, error) {
 	var f Facts
 	var st status
@@ -110,7 +136,9 @@ func (r *Runner) Facts(ctx context.Context, conn Conn) (Facts, error) {
 	f.Health, f.MinMonRelease, f.Standbys = st.Health.Status, st.MonMap.MinMonRelease, st.MgrMap.Standbys
 	f.RequireOSDRelease = osd.RequireOSDRelease
 	f.Mons, f.Mgrs = releases(versions["mon"]), releases(versions["mgr"])
-	if _, failed := st.Health.Checks[ModuleErrorCheck]; failed {
+	_, failed := st.Health.Checks[ModuleErrorCheck]
+	_, insecure := st.Health.Checks[InsecureKeyCheck]
+	if failed || insecure {
 		var detail health
 		out, err := r.Run(ctx, conn, Command{Name: "health detail", Kind: Read, Args: []string{"health", "detail"}})
 		if err != nil {
@@ -119,7 +147,7 @@ func (r *Runner) Facts(ctx context.Context, conn Conn) (Facts, error) {
 		if err := json.Unmarshal(out, &detail); err != nil {
 			return f, &Error{Command: "health detail", Message: "unexpected output: " + err.Error()}
 		}
-		f.FailedModules = detail.failedModules()
+		f.FailedModules, f.InsecureKeys = detail.failedModules(), detail.insecureKeys()
 	}
 	return f, nil
 }

@@ -6,6 +6,7 @@ package ceph
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"testing"
 	"unicode/utf8"
 )
@@ -35,6 +36,33 @@ func TestFailedModules(t *testing.T) {
 			}
 			if got := h.failedModules(); !maps.Equal(got, tc.want) || (got == nil) != (tc.want == nil) {
 				t.Errorf("failedModules() = %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestInsecureKeys: each entity of AUTH_INSECURE_SERVICE_KEY_TYPE's details
+// (as Tentacle 20.2.4 words them), once and sorted; the summary and other
+// checks name none.
+func TestInsecureKeys(t *testing.T) {
+	for name, tc := range map[string]struct {
+		json string
+		want []string
+	}{
+		"healthy":       {`{"status":"HEALTH_OK","checks":{}}`, nil},
+		"another check": {`{"checks":{"AUTH_INSECURE_CLIENT_KEY_TYPE":{"detail":[{"message":"entity client.x using insecure key type: aes"}]}}}`, nil},
+		"summary only":  {`{"checks":{"AUTH_INSECURE_SERVICE_KEY_TYPE":{"summary":{"message":"2 auth service entities with insecure key types"}}}}`, nil},
+		"two, details": {`{"checks":{"AUTH_INSECURE_SERVICE_KEY_TYPE":{"summary":{"message":"3 auth service entities with insecure key types"},"detail":[` +
+			`{"message":"entity mgr.x using insecure key type: aes"},{"message":"entity mon. using insecure key type: aes"},` +
+			`{"message":"entity mgr.x using insecure key type: aes"},{"message":"something else"}]}}}`, []string{"mgr.x", "mon."}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var h health
+			if err := json.Unmarshal([]byte(tc.json), &h); err != nil {
+				t.Fatal(err)
+			}
+			if got := h.insecureKeys(); !slices.Equal(got, tc.want) {
+				t.Errorf("insecureKeys() = %#v, want %#v", got, tc.want)
 			}
 		})
 	}

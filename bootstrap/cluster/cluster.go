@@ -54,6 +54,7 @@ type Ceph interface {
 	GetKey(ctx context.Context, conn ceph.Conn, entity string) (string, error)
 	SetCaps(ctx context.Context, conn ceph.Conn, entity string, caps []string) error
 	RemoveKey(ctx context.Context, conn ceph.Conn, entity string) error
+	RotateKey(ctx context.Context, conn ceph.Conn, entity, keyType string) (string, error)
 	MgrDump(ctx context.Context, conn ceph.Conn) (ceph.MgrMap, error)
 	MgrStat(ctx context.Context, conn ceph.Conn) (ceph.MgrStat, error)
 	MgrMetadata(ctx context.Context, conn ceph.Conn, id string) (ceph.MgrMetadata, error)

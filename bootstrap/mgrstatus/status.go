@@ -60,6 +60,13 @@ type Status struct {
 	// ServerAddrKeyOwned is KeyOwned for the key of the mgr's server_addr
 	// init containers (contract.ServerAddrEntity).
 	ServerAddrKeyOwned bool `json:"serverAddrKeyOwned,omitempty"`
+	// KeyGeneration is the generation of the mgr's owned keys (0: never
+	// rotated, generation 1), KeySince when they were made or last rotated
+	// (RFC 3339; "": unknown), KeyRotation where a due rotation
+	// stands ("" when none is due).
+	KeyGeneration int64  `json:"keyGeneration,omitempty"`
+	KeySince      string `json:"keySince,omitempty"`
+	KeyRotation   string `json:"keyRotation,omitempty"`
 	// Rollout says where a change of the mgr's pods the webhook held for a
 	// standby-first rollout stands ("" when none is held).
 	Rollout string `json:"rollout,omitempty"`

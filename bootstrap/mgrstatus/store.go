@@ -123,8 +123,15 @@ func (s *Store) Read(d *appsv1.Deployment) (st Status, forged bool) {
 // computed from, so g+1 is exactly the generation written, and recording it as
 // observed keeps the next reconcile at rest instead of chasing its own writes.
 func (s *Store) Save(ctx context.Context, d *appsv1.Deployment, st Status) error {
+	return s.SaveWith(ctx, d, st, nil)
+}
+
+// SaveWith is Save with change made to the Deployment in the same write
+// (one optimistic-locked patch): a change whose record is the status, so
+// that neither is written without the other. A change always writes.
+func (s *Store) SaveWith(ctx context.Context, d *appsv1.Deployment, st Status, change func(*appsv1.Deployment)) error {
 	st.Seal = s.seal(d.UID, st)
-	if d.Annotations[contract.AnnotationBootstrapStatus] == st.encode() {
+	if change == nil && d.Annotations[contract.AnnotationBootstrapStatus] == st.encode() {
 		return nil
 	}
 	observed := d.Generation
@@ -155,6 +162,9 @@ func (s *Store) Save(ctx context.Context, d *appsv1.Deployment, st Status) error
 			cur.Annotations = map[string]string{}
 		}
 		cur.Annotations[contract.AnnotationBootstrapStatus] = write.encode()
+		if change != nil {
+			change(cur)
+		}
 		s.wrote()
 		if err := s.Client.Patch(ctx, cur, patch); err != nil {
 			return err

@@ -89,12 +89,22 @@ func statusOf(f ceph.Facts, now time.Time) v1alpha1.CephReleaseStatus {
 		}
 		failed = append(failed, v1alpha1.FailedModule{Name: ceph.Cut(name, 128), Error: ceph.Cut(f.FailedModules[name], 512)})
 	}
+	var insecure []string
+	for _, e := range f.InsecureKeys {
+		if strings.HasPrefix(e, "mgr.") && len(e) <= 253 && len(insecure) < maxInsecureMgrKeys {
+			insecure = append(insecure, e)
+		}
+	}
 	return v1alpha1.CephReleaseStatus{
 		RequireOSDRelease: f.RequireOSDRelease, MinMonRelease: f.MinMonRelease,
 		MonReleases: names(f.Mons), MgrReleases: names(f.Mgrs),
-		Health: f.Health, StandbyMgrs: int32(f.Standbys), FailedModules: failed, ReadTime: metav1.NewTime(now.Truncate(time.Second)),
+		Health: f.Health, StandbyMgrs: int32(f.Standbys), FailedModules: failed, InsecureMgrKeys: insecure,
+		ReadTime: metav1.NewTime(now.Truncate(time.Second)),
 	}
 }
+
+// maxInsecureMgrKeys is the schema's bound on status.insecureMgrKeys.
+const maxInsecureMgrKeys = 64
 
 // maxFailedModules is the schema's bound on status.failedModules.
 const maxFailedModules = 64

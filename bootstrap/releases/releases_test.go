@@ -72,6 +72,25 @@ func TestStatusOfFailedModules(t *testing.T) {
 	}
 }
 
+// TestStatusOfInsecureMgrKeys: only mgr entities are recorded (the others
+// are no key of the controller's), at most the schema's count.
+func TestStatusOfInsecureMgrKeys(t *testing.T) {
+	st := statusOf(ceph.Facts{InsecureKeys: []string{"mgr.a", "mgr.b", "mon.", "osd.0"}}, time.Now())
+	if !slices.Equal(st.InsecureMgrKeys, []string{"mgr.a", "mgr.b"}) {
+		t.Errorf("insecure mgr keys %v, want [mgr.a mgr.b]", st.InsecureMgrKeys)
+	}
+	var many []string
+	for i := range maxInsecureMgrKeys + 3 {
+		many = append(many, fmt.Sprintf("mgr.m%03d", i))
+	}
+	if n := len(statusOf(ceph.Facts{InsecureKeys: many}, time.Now()).InsecureMgrKeys); n != maxInsecureMgrKeys {
+		t.Errorf("%d recorded of %d, want the bound %d", n, len(many), maxInsecureMgrKeys)
+	}
+	if st := statusOf(ceph.Facts{InsecureKeys: []string{"mon."}}, time.Now()); st.InsecureMgrKeys != nil {
+		t.Errorf("recorded %v with no mgr key insecure", st.InsecureMgrKeys)
+	}
+}
+
 // TestDue: written when a fact changes or the last write is Refresh old, at
 // the boundary; not when only the read time moved.
 func TestDue(t *testing.T) {

@@ -527,20 +527,26 @@ func TestRenamedInstallStaysConfined(t *testing.T) {
 }
 
 // TestHoldReleaseKeepsEverySpecField: mgr-bootstrap-confinement lets the
-// controller change one field of a mgr Deployment's spec, paused, when it
-// releases a rollout hold; every other field of DeploymentSpec must be
-// compared in that rule, or a stolen controller token could change it in a
-// release. A field Kubernetes adds to DeploymentSpec fails this test until
+// controller change two things of a mgr Deployment's spec: paused, when it
+// releases a rollout hold, and one annotation of the pod template, when it
+// rotates the mgr's keys. Every other field of DeploymentSpec must be
+// compared in those rules (variable sameSpecOtherwise, and the template in
+// each), or a stolen controller token could change it in a release or a
+// rotation. A field Kubernetes adds to DeploymentSpec fails this test until
 // the rule compares it.
 func TestHoldReleaseKeepsEverySpecField(t *testing.T) {
 	eachInstall(t, func(t *testing.T, in install) {
 		var rule string
+		vars := map[string]string{}
 		for _, o := range in.objs {
 			if o.GetKind() != "ValidatingAdmissionPolicy" || !strings.HasSuffix(o.GetName(), "mgr-bootstrap-confinement") {
 				continue
 			}
 			p := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 			convert(t, o.Object, p)
+			for _, v := range p.Spec.Variables {
+				vars[v.Name] = v.Expression
+			}
 			for _, v := range p.Spec.Validations {
 				if strings.Contains(v.Expression, "variables.releasesHold") && strings.Contains(v.Expression, "'deployments'") {
 					rule = v.Expression
@@ -550,14 +556,32 @@ func TestHoldReleaseKeepsEverySpecField(t *testing.T) {
 		if rule == "" {
 			t.Fatal("no rule of mgr-bootstrap-confinement releases a hold on deployments")
 		}
+		for _, want := range []string{
+			"variables.releasesHold && variables.sameSpecOtherwise && object.spec.template == oldObject.spec.template",
+			"variables.rotatesKey && variables.sameSpecOtherwise",
+		} {
+			if !strings.Contains(rule, want) {
+				t.Errorf("the Deployment rule lacks %q", want)
+			}
+		}
+		others := vars["sameSpecOtherwise"]
 		fields := reflect.TypeFor[appsv1.DeploymentSpec]()
 		for i := range fields.NumField() {
 			name, _, _ := strings.Cut(fields.Field(i).Tag.Get("json"), ",")
-			if name == "paused" {
+			if name == "paused" || name == "template" {
 				continue
 			}
-			if !strings.Contains(rule, "object.spec."+name+" ==") && !strings.Contains(rule, "object.spec.?"+name+".orValue(") {
-				t.Errorf("the hold release rule does not compare spec.%s", name)
+			if !strings.Contains(others, "object.spec."+name+" ==") && !strings.Contains(others, "object.spec.?"+name+".orValue(") {
+				t.Errorf("variable sameSpecOtherwise does not compare spec.%s", name)
+			}
+		}
+		// A rotation changes one annotation of the template: its spec and
+		// labels stay, and every other annotation.
+		for _, want := range []string{"object.spec.template.spec == oldObject.spec.template.spec",
+			"object.spec.template.?metadata.?labels.orValue({}) == oldObject.spec.template.?metadata.?labels.orValue({})",
+			"variables.oldTemplateAnnotations.all(k, k in variables.newTemplateAnnotations)"} {
+			if !strings.Contains(vars["rotatesKey"], want) {
+				t.Errorf("variable rotatesKey lacks %q", want)
 			}
 		}
 	})
