@@ -46,6 +46,10 @@ func (r *Reconciler) rotateKeys(ctx context.Context, s *scope) (ctrl.Result, boo
 	now := time.Now()
 	k := r.keyOf(ctx, s.d, s.next, rel, p)
 	if keyrotation.Due(p, k, now) == "" {
+		// Nothing brings a mgr back when its keys come of age: it asks.
+		if p.RotateAfter > 0 && !k.Since.IsZero() {
+			s.again = max(k.Since.Add(p.RotateAfter).Sub(now), time.Second)
+		}
 		return ctrl.Result{}, false, nil
 	}
 	c, err := r.rotationCluster(ctx, s, p, rel)
@@ -154,8 +158,9 @@ func (r *Reconciler) rotationCluster(ctx context.Context, s *scope, p keyrotatio
 	}
 	for i := range s.mgrs {
 		m := &s.mgrs[i]
-		if contract.MgrID(m) == "" || m.DeletionTimestamp != nil || contract.LeftAlone(m) ||
-			(r.Policy != nil && r.Policy.Current().Exempts(m.Namespace, m.Name)) {
+		// A mgr the policy exempts from the webhooks is still the
+		// controller's (unless let go): its keys count.
+		if contract.MgrID(m) == "" || m.DeletionTimestamp != nil || contract.LeftAlone(m) {
 			continue
 		}
 		g := r.heldOf(m)

@@ -222,6 +222,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrent int) error
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfNamespace),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: modulesAnnotationChanged})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfPod)).
+		// A key Ceph newly reports insecure is a due rotation of its mgr.
+		Watches(&v1alpha1.CephRelease{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfCluster),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: insecureKeysChanged, DeleteFunc: func(event.DeleteEvent) bool { return false }})).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: maxConcurrent,
 			// Errors only: a reconcile that failed is retried from 1 s, doubling
@@ -287,6 +290,20 @@ func (r *Reconciler) deploymentsOfNamespace(ctx context.Context, o client.Object
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&d)})
 	}
 	return reqs
+}
+
+// deploymentsOfCluster maps a CephRelease (named after its cluster's
+// namespace) to that namespace's mgr Deployments.
+func (r *Reconciler) deploymentsOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.deploymentsOfNamespace(ctx, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetName()}})
+}
+
+// insecureKeysChanged: only a change of the mgr keys Ceph reports insecure
+// matters to the mgrs (the rest is read on demand).
+func insecureKeysChanged(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*v1alpha1.CephRelease)
+	n, ok2 := e.ObjectNew.(*v1alpha1.CephRelease)
+	return ok1 && ok2 && !slices.Equal(o.Status.InsecureMgrKeys, n.Status.InsecureMgrKeys)
 }
 
 // deploymentsOfPod maps a mgr pod to the Deployments of its mgr id.

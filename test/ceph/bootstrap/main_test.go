@@ -63,6 +63,8 @@ const (
 	nsRecovery = "ceph-recovery"
 	// nsOptions is TestModuleOptions's cluster, likewise.
 	nsOptions = "ceph-options"
+	// nsKeys is TestKeyRotation's cluster of two mgr daemons, likewise.
+	nsKeys = "ceph-keys"
 	// nsFar's mon_host names an address outside the controller's
 	// --mon-networks (the harness allows loopback only).
 	nsFar = "ceph-far"
@@ -170,7 +172,7 @@ func run(m *testing.M) (int, error) {
 	opts := bootstrap.DefaultOptions()
 	opts.FinalizerTimeout = finalizerTimeout
 	opts.RetryInterval = time.Second
-	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage, nsAdminModules, nsRecovery, nsOptions}
+	opts.AdoptExistingKeys = []string{nsMain, nsEast, nsOutage, nsAdminModules, nsRecovery, nsOptions, nsKeys}
 	opts.ReleaseInterval = releaseInterval
 	opts.ModuleFailoverInterval = moduleFailoverInterval
 	// MgrPolicy default is watched, as installed: TestModuleOptions changes
