@@ -121,6 +121,64 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 						d.Spec.ProgressDeadlineSeconds = ptr(int32(1))
 					})
 				},
+				// Key rotations: one template annotation raised to a
+				// number (the webhook's hold beside it), nothing else.
+				"raise a mgr's key generation and change its image": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "2")
+						d.Spec.Template.Spec.Containers[0].Image = "evil.example.com/x"
+					})
+				},
+				"raise a mgr's key generation and annotate its pods otherwise": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "2")
+						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "sidecar.istio.io/inject", "true")
+					})
+				},
+				"raise a mgr's key generation and relabel its pods": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "2")
+						d.Spec.Template.Labels["evil"] = "x"
+					})
+				},
+				"raise a mgr's key generation and scale it": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "2")
+						d.Spec.Replicas = ptr(int32(3))
+					})
+				},
+				"set a mgr's key generation to a word": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "$(evil)")
+					})
+				},
+				"raise a non-mgr Deployment's key generation": func() error {
+					return patchObj(ctx, bootstrap, v.web, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "2")
+					})
+				},
+				"mark a mgr held without a key rotation": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						d.Spec.Paused = true
+						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/rollout-hold", "standbys-first")
+					})
+				},
+				"rewrite a keyring Secret's labels": func() error {
+					return patchObj(ctx, bootstrap, v.keyring, func(s *corev1.Secret) { s.Labels["app"] = "web" })
+				},
+				"rewrite a keyring Secret with another key": func() error {
+					return patchObj(ctx, bootstrap, v.keyring, func(s *corev1.Secret) { s.Data["token"] = []byte("x") })
+				},
+				"rewrite a keyring Secret's owner": func() error {
+					return patchObj(ctx, bootstrap, v.keyring, func(s *corev1.Secret) { s.OwnerReferences = nil })
+				},
+				"rewrite a keyring Secret no mgr controls": func() error {
+					return patchObj(ctx, bootstrap, v.strayKeyring, func(s *corev1.Secret) { s.Data["keyring"] = []byte("[mgr.y]\n\tkey = x\n") })
+				},
+				"rewrite the Ceph cluster's mon Secret": func() error {
+					return patchObj(ctx, bootstrap, v.monSecret, func(s *corev1.Secret) { s.Data["fsid"] = []byte("evil") })
+				},
+				"delete a mgr's keyring Secret": func() error { return bootstrap.Delete(ctx, v.keyring) },
 				"another finalizer on a mgr Deployment": func() error {
 					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) { d.Finalizers = append(d.Finalizers, "evil.example.com/hold") })
 				},
@@ -255,6 +313,21 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 						d.Finalizers = append(d.Finalizers, "mgr.ceph.rook.io/cephx-key")
 						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/bootstrap-status", `{"phase":"WaitingForPod"}`)
 					})
+				},
+				"raise a mgr's key generation": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "2")
+					})
+				},
+				"raise a mgr's key generation with the webhook's hold": func() error {
+					return patchObj(ctx, bootstrap, v.rotatedMgr, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "7")
+						d.Spec.Paused = true
+						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/rollout-hold", "standbys-first")
+					})
+				},
+				"rewrite a mgr's keyring": func() error {
+					return patchObj(ctx, bootstrap, v.keyring, func(s *corev1.Secret) { s.Data["keyring"] = []byte("[mgr.k]\n\tkey = new\n") })
 				},
 				"resume a held mgr, dropping the hold's mark": func() error {
 					return patchObj(ctx, bootstrap, v.heldMgr, func(d *appsv1.Deployment) {
@@ -415,10 +488,13 @@ type victims struct {
 	systemPod, webPod, mgrPod *corev1.Pod
 	web, mgr                  *appsv1.Deployment
 	// heldMgr is paused with the webhook's rollout hold; handPausedMgr is
-	// paused by its editor.
-	heldMgr, handPausedMgr *appsv1.Deployment
-	kubeDNS, rookService   *corev1.Service
-	otherPDB               *policyv1.PodDisruptionBudget
+	// paused by its editor; rotatedMgr has its keys rotated.
+	heldMgr, handPausedMgr, rotatedMgr *appsv1.Deployment
+	// keyring is a mgr's keyring Secret (controlled by mgr); strayKeyring
+	// is named as one and no mgr controls it.
+	keyring, strayKeyring *corev1.Secret
+	kubeDNS, rookService  *corev1.Service
+	otherPDB              *policyv1.PodDisruptionBudget
 	// Reports in a namespace of no Ceph cluster: another tool's, and one
 	// named as the controller's but not labelled by it.
 	otherReport, unlabelledReport *unstructured.Unstructured
@@ -454,6 +530,9 @@ func newVictims(t *testing.T, admin client.Client) victims {
 		mgr:           deployment("rook-ceph-mgr-a", map[string]string{"app": "rook-ceph-mgr", "mgr": "a"}),
 		heldMgr:       deployment("rook-ceph-mgr-h", map[string]string{"app": "rook-ceph-mgr", "mgr": "h"}),
 		handPausedMgr: deployment("rook-ceph-mgr-p", map[string]string{"app": "rook-ceph-mgr", "mgr": "p"}),
+		rotatedMgr:    deployment("rook-ceph-mgr-r", map[string]string{"app": "rook-ceph-mgr", "mgr": "r"}),
+		strayKeyring: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr-y-keyring", Labels: map[string]string{"app": "rook-ceph-mgr"}},
+			StringData: map[string]string{"keyring": "[mgr.y]\n\tkey = old\n"}},
 		kubeDNS: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns"},
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"k8s-app": "kube-dns"}, Ports: []corev1.ServicePort{{Name: "dns", Port: 53}}}},
 		rookService: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-owned", Name: "rook-ceph-mgr", OwnerReferences: rookOwner,
@@ -470,11 +549,17 @@ func newVictims(t *testing.T, admin client.Client) victims {
 	}
 	v.heldMgr.Spec.Paused, v.handPausedMgr.Spec.Paused = true, true
 	v.heldMgr.Annotations = map[string]string{"mgr.ceph.rook.io/rollout-hold": "standbys-first"}
-	for _, o := range []client.Object{v.systemPod, v.webPod, v.mgrPod, v.web, v.mgr, v.heldMgr, v.handPausedMgr, v.kubeDNS, v.rookService, v.otherPDB, v.otherReport, v.unlabelledReport,
-		v.systemSecret, v.tenantSecret, v.webhookCerts, v.monSecret} {
+	v.rotatedMgr.Spec.Template.Annotations = map[string]string{"mgr.ceph.rook.io/cephx-key-generation": "6", "other": "kept"}
+	for _, o := range []client.Object{v.systemPod, v.webPod, v.mgrPod, v.web, v.mgr, v.heldMgr, v.handPausedMgr, v.rotatedMgr, v.kubeDNS, v.rookService, v.otherPDB, v.otherReport, v.unlabelledReport,
+		v.systemSecret, v.tenantSecret, v.webhookCerts, v.monSecret, v.strayKeyring} {
 		if err := admin.Create(ctx, o); err != nil {
 			t.Fatalf("%T %s: %v", o, o.GetName(), err)
 		}
+	}
+	v.keyring = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rook-ceph", Name: "rook-ceph-mgr-k-keyring", Labels: map[string]string{"app": "rook-ceph-mgr"},
+		OwnerReferences: []metav1.OwnerReference{mgrOwner(v.mgr, true)}}, StringData: map[string]string{"keyring": "[mgr.k]\n\tkey = old\n"}}
+	if err := admin.Create(ctx, v.keyring); err != nil {
+		t.Fatal(err)
 	}
 	return v
 }
