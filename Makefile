@@ -98,9 +98,9 @@ e2e-kind: ## the e2e suite on a kind cluster of 1 control plane + 3 workers (nee
 	./hack/e2e-kind.sh
 
 # The tests of the e2e suite that need several real nodes: .ci/run's kind lane.
-KIND_LANE_TESTS ?= TestNodeLoss|TestComponentNodeLoss|TestDrain|TestReleaseGuard|TestStandbyFirstRollout
+KIND_LANE_TESTS ?= TestNodeLoss|TestComponentNodeLoss|TestDrain|TestReleaseGuard|TestStandbyFirstRollout|TestKeyRotation
 
-e2e-kind-lane: ## CI's kind lane: the kind cluster as make e2e-kind makes it, the release installed, a minimal mgr pair bootstrapped on real pods, the nodes of the active mgr, the controller's leader and a webhook replica lost, the active mgr's node drained, the release guard judging by what the controller read of the real cluster, standby-first rollouts of two and three mgrs (KIND_LANE_TESTS)
+e2e-kind-lane: ## CI's kind lane: the kind cluster as make e2e-kind makes it, the release installed, a minimal mgr pair bootstrapped on real pods, the nodes of the active mgr, the controller's leader and a webhook replica lost, the active mgr's node drained, the release guard judging by what the controller read of the real cluster, standby-first rollouts of two and three mgrs, the rotation of a cluster's mgr keys (KIND_LANE_TESTS)
 	E2E_GO_TEST_FLAGS="-run=$(KIND_LANE_TESTS)" ./hack/e2e-kind.sh
 
 bench: ## micro-benchmarks, TLS load vs a no-op webhook, writes through the API server vs MutatingAdmissionPolicy, controller at scale, a fleet of clusters (BENCH=micro,load,apiserver,controller,fleet)
