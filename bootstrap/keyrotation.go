@@ -70,6 +70,19 @@ func (r *Reconciler) rotateKeys(ctx context.Context, s *scope) (ctrl.Result, boo
 		s.again = keyRotationPoll
 		return ctrl.Result{}, false, nil
 	}
+	// The template annotation is the rotation's last write, past the
+	// webhook and the confinement: tried first as a dry run, so that a
+	// write they would refuse rotates no key (and rotates none again on
+	// each retry).
+	gen := strconv.FormatInt(nextGeneration(s.d, step.Generation), 10)
+	probe := s.d.DeepCopy()
+	setKeyGeneration(probe, gen)
+	if err := r.Client.Patch(ctx, probe, client.MergeFromWithOptions(s.d, client.MergeFromWithOptimisticLock{}), client.DryRunAll); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: time.Second}, true, nil // changed since read: judged afresh
+		}
+		return ctrl.Result{}, true, fmt.Errorf("the key rotation's write of mgr %s's pod template annotation %s would be refused, so no key was rotated: %w", s.id, contract.AnnotationCephxKeyGeneration, err)
+	}
 	conn, err := r.conn(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, true, err
@@ -88,21 +101,9 @@ func (r *Reconciler) rotateKeys(ctx context.Context, s *scope) (ctrl.Result, boo
 	}
 	// The template's annotation and the status that records it are one
 	// write: a rotation recorded is a pod restarted, and the reverse.
-	// The annotation must change for the pod to restart: a template that
-	// carries this generation already (a Deployment created from another's
-	// manifest) gets the next one.
-	if g := keyrotation.GenerationOf(s.d.Spec.Template.Annotations[contract.AnnotationCephxKeyGeneration]); step.Generation <= g {
-		step.Generation = g + 1
-	}
-	gen := strconv.FormatInt(step.Generation, 10)
-	s.next.KeyGeneration, s.next.KeySince = step.Generation, now.UTC().Format(time.RFC3339)
+	s.next.KeyGeneration, s.next.KeySince = keyrotation.GenerationOf(gen), now.UTC().Format(time.RFC3339)
 	s.next.Phase = mgrstatus.PhaseWaitingForPod
-	s.change = func(d *appsv1.Deployment) {
-		if d.Spec.Template.Annotations == nil {
-			d.Spec.Template.Annotations = map[string]string{}
-		}
-		d.Spec.Template.Annotations[contract.AnnotationCephxKeyGeneration] = gen
-	}
+	s.change = func(d *appsv1.Deployment) { setKeyGeneration(d, gen) }
 	keyType := p.KeyType
 	if keyType == "" {
 		keyType = "the mons' preferred type"
@@ -111,6 +112,24 @@ func (r *Reconciler) rotateKeys(ctx context.Context, s *scope) (ctrl.Result, boo
 		"rotated mgr %s's cephx keys to generation %s (%s), because %s; its pod restarts on them (pod template annotation %s)",
 		s.id, gen, keyType, step.Due, contract.AnnotationCephxKeyGeneration)
 	return ctrl.Result{}, true, nil
+}
+
+// nextGeneration is the generation a rotation to gen writes on d: the
+// annotation must change for the pod to restart, so a template that carries
+// gen already (a Deployment created from another's manifest) gets the next.
+func nextGeneration(d *appsv1.Deployment, gen int64) int64 {
+	if g := keyrotation.GenerationOf(d.Spec.Template.Annotations[contract.AnnotationCephxKeyGeneration]); gen <= g {
+		return g + 1
+	}
+	return gen
+}
+
+// setKeyGeneration writes gen into d's pod template annotation.
+func setKeyGeneration(d *appsv1.Deployment, gen string) {
+	if d.Spec.Template.Annotations == nil {
+		d.Spec.Template.Annotations = map[string]string{}
+	}
+	d.Spec.Template.Annotations[contract.AnnotationCephxKeyGeneration] = gen
 }
 
 // keyOf is what the controller knows of mgr d's keys: its sealed status

@@ -147,6 +147,11 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 						d.Spec.Replicas = ptr(int32(3))
 					})
 				},
+				"rewrite a mgr's completion stamp alone": func() error {
+					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
+						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/completed-by", `{"version":"forged"}`)
+					})
+				},
 				"set a mgr's key generation to a word": func() error {
 					return patchObj(ctx, bootstrap, v.mgr, func(d *appsv1.Deployment) {
 						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "$(evil)")
@@ -319,20 +324,22 @@ func TestCompromisedComponentsAreConfined(t *testing.T) {
 						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "2")
 					})
 				},
-				"raise a mgr's key generation with the webhook's hold": func() error {
+				"raise a mgr's key generation with the webhook's hold and stamp": func() error {
 					return patchObj(ctx, bootstrap, v.rotatedMgr, func(d *appsv1.Deployment) {
 						metav1.SetMetaDataAnnotation(&d.Spec.Template.ObjectMeta, "mgr.ceph.rook.io/cephx-key-generation", "7")
 						d.Spec.Paused = true
 						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/rollout-hold", "standbys-first")
+						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/completed-by", `{"version":"v9","policy":"new"}`)
 					})
 				},
 				"rewrite a mgr's keyring": func() error {
 					return patchObj(ctx, bootstrap, v.keyring, func(s *corev1.Secret) { s.Data["keyring"] = []byte("[mgr.k]\n\tkey = new\n") })
 				},
-				"resume a held mgr, dropping the hold's mark": func() error {
+				"resume a held mgr, dropping the hold's mark (restamped by the webhook)": func() error {
 					return patchObj(ctx, bootstrap, v.heldMgr, func(d *appsv1.Deployment) {
 						d.Spec.Paused = false
 						delete(d.Annotations, "mgr.ceph.rook.io/rollout-hold")
+						metav1.SetMetaDataAnnotation(&d.ObjectMeta, "mgr.ceph.rook.io/completed-by", `{"version":"v9","policy":"new"}`)
 					})
 				},
 				"create the cluster's metrics Service": func() error {
