@@ -6,6 +6,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -17,7 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
@@ -127,7 +128,26 @@ func TestKeyRotation(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second)
 	}
-	rolledOut(t, ns, []string{x}, map[string]types.UID{x: xPod}, 3*time.Minute)
+	// Its pod restarted on the migrated key (a standby: released at once).
+	err := wait.PollUntilContextTimeout(t.Context(), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: contract.DeploymentName(x)}, d); err != nil {
+			return false, nil
+		}
+		st := d.Status
+		if d.Spec.Paused || st.ObservedGeneration < d.Generation || st.UpdatedReplicas != 1 || st.ReadyReplicas != 1 || st.Replicas != 1 {
+			return false, nil
+		}
+		pods := &corev1.PodList{}
+		if err := env.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{contract.LabelMgrID: x}); err != nil {
+			return false, nil
+		}
+		return !slices.ContainsFunc(pods.Items, func(p corev1.Pod) bool { return p.UID == xPod }), nil
+	})
+	if err != nil {
+		stop()
+		t.Fatalf("mgr %s's pod never restarted on its migrated key", x)
+	}
 	waitMgrMap(t, ns, "every mgr back, one active", func(m mgrMap) bool {
 		return m.Available && len(m.Standbys) == len(ids)-1
 	})
