@@ -13,10 +13,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -213,4 +216,37 @@ func clusterOf(t *testing.T, ns string, o cephtest.Options) *cephtest.Cluster {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// updateMgrPolicy changes MgrPolicy default (creating it), exempting ns:
+// the shipped mgr-policy check judges the suite's mgrs, which no webhook
+// completes here, only while a MgrPolicy exists. The controller writes the
+// MgrPolicy's status: each change is retried on a conflict.
+func updateMgrPolicy(t *testing.T, ns string, change func(*v1alpha1.PolicySpec)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+		err := k8s.Get(t.Context(), client.ObjectKeyFromObject(mp), mp)
+		mp.Spec.Exemptions = []v1alpha1.Exemption{{Namespace: ns}}
+		change(&mp.Spec)
+		switch {
+		case apierrors.IsNotFound(err):
+			return k8s.Create(t.Context(), mp)
+		case err != nil:
+			return err
+		}
+		return k8s.Update(t.Context(), mp)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// removeMgrPolicy deletes MgrPolicy default: the built-in policy is in
+// force again.
+func removeMgrPolicy(t *testing.T) {
+	err := k8s.Delete(context.Background(), &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Error(err)
+	}
 }

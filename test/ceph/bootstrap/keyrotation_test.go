@@ -17,8 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
@@ -53,34 +51,8 @@ func TestKeyRotation(t *testing.T) {
 		}
 		return k.Key
 	}
-	updatePolicy := func(change func(*v1alpha1.PolicySpec)) {
-		t.Helper()
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
-			err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp)
-			// The suite's mgrs are completed by the test, not a webhook:
-			// exempt from the shipped mgr-policy check.
-			mp.Spec.Exemptions = []v1alpha1.Exemption{{Namespace: ns}}
-			change(&mp.Spec)
-			switch {
-			case apierrors.IsNotFound(err):
-				return k8s.Create(ctx, mp)
-			case err != nil:
-				return err
-			}
-			return k8s.Update(ctx, mp)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	defer func() {
-		err := k8s.Delete(context.Background(), &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Error(err)
-		}
-	}()
-	updatePolicy(func(*v1alpha1.PolicySpec) {})
+	defer removeMgrPolicy(t)
+	updateMgrPolicy(t, ns, func(*v1alpha1.PolicySpec) {})
 
 	ids := []string{"a", "b"}
 	for _, id := range ids {
@@ -115,7 +87,7 @@ func TestKeyRotation(t *testing.T) {
 		return metric(t, "mgr_bootstrap_ceph_calls_total", map[string]string{"command": "auth rotate"})
 	}
 	rotated0 := rotations()
-	updatePolicy(func(s *v1alpha1.PolicySpec) { s.CephxKeys.Generation = 2 })
+	updateMgrPolicy(t, ns, func(s *v1alpha1.PolicySpec) { s.CephxKeys.Generation = 2 })
 
 	if rel := cephRelease(t); !(rel.Major > 19 || (rel.Major == 19 && (rel.Minor > 2 || rel.Patch >= 3))) {
 		for _, id := range ids {

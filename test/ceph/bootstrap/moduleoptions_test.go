@@ -14,11 +14,8 @@ import (
 
 	orv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/api/v1alpha1"
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
@@ -60,39 +57,9 @@ func TestModuleOptions(t *testing.T) {
 	if _, err := c.Ceph(ctx, "config", "set", "mgr", "mgr/balancer/upmap_max_deviation", "3"); err != nil {
 		t.Fatal(err)
 	}
-	// The MgrPolicy exempts this namespace: its mgr-policy check (installed
-	// with the shipped manifests) judges the suite's mgrs, which no webhook
-	// completes here, only while a MgrPolicy exists.
-	// The controller writes the MgrPolicy's status: each change is retried
-	// on a conflict.
-	updatePolicy := func(change func(*v1alpha1.PolicySpec)) {
-		t.Helper()
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			mp := &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
-			err := k8s.Get(ctx, client.ObjectKeyFromObject(mp), mp)
-			mp.Spec.Exemptions = []v1alpha1.Exemption{{Namespace: ns}}
-			change(&mp.Spec)
-			switch {
-			case apierrors.IsNotFound(err):
-				return k8s.Create(ctx, mp)
-			case err != nil:
-				return err
-			}
-			return k8s.Update(ctx, mp)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	setPolicy := func(opts map[string]v1alpha1.ModuleOptionValues) {
 		t.Helper()
-		updatePolicy(func(s *v1alpha1.PolicySpec) { s.ModuleOptions = opts })
-	}
-	removePolicy := func() {
-		err := k8s.Delete(context.Background(), &v1alpha1.MgrPolicy{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Error(err)
-		}
+		updateMgrPolicy(t, ns, func(s *v1alpha1.PolicySpec) { s.ModuleOptions = opts })
 	}
 	setPolicy(map[string]v1alpha1.ModuleOptionValues{
 		"prometheus": {"scrape_interval": "20"},
@@ -100,7 +67,7 @@ func TestModuleOptions(t *testing.T) {
 	})
 	// Whatever happens, the suite's other tests run with none (the
 	// controller keeps the last good policy, without options).
-	defer removePolicy()
+	defer removeMgrPolicy(t)
 	defer setPolicy(nil)
 
 	d := mgrDeployment(t, ns, "a", 1, map[string]string{contract.AnnotationModules: "prometheus"})
@@ -236,7 +203,7 @@ func TestModuleOptions(t *testing.T) {
 	}
 	restore := func(on bool) {
 		t.Helper()
-		updatePolicy(func(s *v1alpha1.PolicySpec) { s.RestoreModuleOptions = on })
+		updateMgrPolicy(t, ns, func(s *v1alpha1.PolicySpec) { s.RestoreModuleOptions = on })
 	}
 	restore(true)
 	eventually(t, 2*time.Minute, "scrape_interval set back to 30", func(ctx context.Context) (bool, error) {
