@@ -41,7 +41,7 @@ func (r *Reconciler) rotateKeys(ctx context.Context, s *scope) (ctrl.Result, boo
 	if !s.next.KeyOwned {
 		return ctrl.Result{}, false, nil
 	}
-	p := keyrotation.PolicyOf(r.Policy.Current().CephxKeys)
+	p := keyrotation.PolicyOf(r.Policy.Current().CephxKeys, s.d.Namespace)
 	rel := r.cephRelease(ctx, s.d.Namespace)
 	now := time.Now()
 	k := r.keyOf(ctx, s.d, s.next, rel, p)
@@ -136,7 +136,8 @@ func setKeyGeneration(d *appsv1.Deployment, gen string) {
 // (never the pod template's annotation, which the Deployment's editors
 // write: raised, it would hold a due rotation off), their age (from the status, else the
 // keyring Secret's creation, asked only of a policy with rotateAfter), and
-// whether Ceph reports the mgr's key insecure (the cluster's CephRelease).
+// whether Ceph reports the mgr's key insecure (the cluster's CephRelease,
+// read after the key was made).
 func (r *Reconciler) keyOf(ctx context.Context, d *appsv1.Deployment, st mgrstatus.Status, rel *v1alpha1.CephRelease, p keyrotation.Policy) keyrotation.Key {
 	id := contract.MgrID(d)
 	k := keyrotation.Key{ID: id, Owned: st.KeyOwned, Generation: st.KeyGeneration}
@@ -149,7 +150,9 @@ func (r *Reconciler) keyOf(ctx context.Context, d *appsv1.Deployment, st mgrstat
 			k.Since = m.CreationTimestamp.Time
 		}
 	}
-	k.Insecure = rel != nil && slices.Contains(rel.Status.InsecureMgrKeys, "mgr."+id)
+	if rel != nil {
+		k.Insecure = keyrotation.ReportedInsecure(slices.Contains(rel.Status.InsecureMgrKeys, "mgr."+id), rel.Status.ReadTime.Time, k.Since)
+	}
 	return k
 }
 

@@ -240,6 +240,11 @@ func (p *Policy) validateCephxKeys(fp *field.Path) field.ErrorList {
 	if !slices.Contains([]string{"", "aes", "aes256k"}, k.KeyType) {
 		errs = append(errs, field.NotSupported(fp.Child("keyType"), k.KeyType, []string{"aes", "aes256k"}))
 	}
+	for i, ns := range k.Namespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(fp.Child("namespaces").Index(i), ns, "must name a namespace: "+strings.Join(msgs, "; ")))
+		}
+	}
 	return errs
 }
 

@@ -270,6 +270,15 @@ type CephxKeys struct {
 	// +kubebuilder:validation:Enum="";aes;aes256k
 	// +optional
 	KeyType string `json:"keyType,omitempty"`
+	// Namespaces are the Ceph namespaces whose keys Generation and
+	// RotateAfter rotate (each cluster in its own maintenance window, as
+	// Rook's per-CephCluster setting); empty: every one. A key Ceph reports
+	// insecure is migrated in every namespace.
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // Action is what a violated rule does to a write, in the words of a

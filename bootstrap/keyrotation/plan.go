@@ -12,6 +12,7 @@ package keyrotation
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,9 +31,15 @@ type Policy struct {
 	KeyType string
 }
 
-// PolicyOf reads the policy's cephxKeys.
-func PolicyOf(k v1alpha1.CephxKeys) Policy {
-	p := Policy{Generation: k.Generation, KeyType: k.KeyType}
+// PolicyOf reads the policy's cephxKeys for the keys of namespace ns: a
+// namespace the policy does not name (when it names any) has no generation
+// and no age to rotate by, only its type.
+func PolicyOf(k v1alpha1.CephxKeys, ns string) Policy {
+	p := Policy{KeyType: k.KeyType}
+	if len(k.Namespaces) > 0 && !slices.Contains(k.Namespaces, ns) {
+		return p
+	}
+	p.Generation = k.Generation
 	if k.RotateAfter != nil {
 		p.RotateAfter = k.RotateAfter.Duration
 	}
@@ -124,6 +131,14 @@ func dueOthers(p Policy, others []Key, now time.Time) string {
 		}
 	}
 	return strings.Join(ids, ", ")
+}
+
+// ReportedInsecure reports whether a read of the cluster that listed the
+// key insecure (listed, at read) says so of the key made at since: only a
+// read after it does. A key just rotated stays listed until the next read,
+// and must not be rotated again for it.
+func ReportedInsecure(listed bool, read, since time.Time) bool {
+	return listed && read.After(since)
 }
 
 // GenerationOf reads the generation annotation of a pod template (0 when it

@@ -83,13 +83,44 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-// TestPolicyOf: the fields as written; no rotateAfter is never by age.
+// TestPolicyOf: the fields as written; no rotateAfter is never by age; a
+// namespace not named (when any is) keeps only the key type.
 func TestPolicyOf(t *testing.T) {
-	if got := PolicyOf(v1alpha1.CephxKeys{Generation: 3, KeyType: "aes", RotateAfter: &metav1.Duration{Duration: time.Hour}}); got != (Policy{Generation: 3, RotateAfter: time.Hour, KeyType: "aes"}) {
+	k := v1alpha1.CephxKeys{Generation: 3, KeyType: "aes", RotateAfter: &metav1.Duration{Duration: time.Hour}}
+	if got := PolicyOf(k, "ceph-a"); got != (Policy{Generation: 3, RotateAfter: time.Hour, KeyType: "aes"}) {
 		t.Errorf("PolicyOf = %+v", got)
 	}
-	if got := PolicyOf(v1alpha1.CephxKeys{}); got != (Policy{}) {
+	if got := PolicyOf(v1alpha1.CephxKeys{}, "ceph-a"); got != (Policy{}) {
 		t.Errorf("PolicyOf(empty) = %+v", got)
+	}
+	k.Namespaces = []string{"ceph-a"}
+	if got := PolicyOf(k, "ceph-a"); got != (Policy{Generation: 3, RotateAfter: time.Hour, KeyType: "aes"}) {
+		t.Errorf("PolicyOf(named) = %+v", got)
+	}
+	if got := PolicyOf(k, "ceph-b"); got != (Policy{KeyType: "aes"}) {
+		t.Errorf("PolicyOf(not named) = %+v, want the key type alone", got)
+	}
+}
+
+// TestReportedInsecure: only a read after the key was made says it is
+// insecure (the read time and the key's time are both to the second).
+func TestReportedInsecure(t *testing.T) {
+	for name, tc := range map[string]struct {
+		listed      bool
+		read, since time.Time
+		want        bool
+	}{
+		"listed, read after":           {true, now, now.Add(-time.Second), true},
+		"listed, read the same second": {true, now, now, false},
+		"listed, read before":          {true, now.Add(-time.Minute), now, false},
+		"listed, key time unknown":     {true, now, time.Time{}, true},
+		"not listed":                   {false, now, now.Add(-time.Hour), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := ReportedInsecure(tc.listed, tc.read, tc.since); got != tc.want {
+				t.Errorf("ReportedInsecure = %t, want %t", got, tc.want)
+			}
+		})
 	}
 }
 

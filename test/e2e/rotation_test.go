@@ -26,9 +26,9 @@ import (
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
-// TestKeyRotation: the policy's cephxKeys.generation raised to 2 rotates
-// the cephx keys of every mgr of a cluster of real pods (two of its own,
-// and any an earlier test left there): each pod restarts on its new key,
+// TestKeyRotation: the policy's cephxKeys.generation raised to 2 for one
+// namespace rotates the cephx keys of every mgr of that cluster of real pods
+// (two of its own, and any an earlier test left there): each pod restarts on its new key,
 // the standbys first and the active last, with exactly one change of active
 // mgr and never more than 2 s without one (sampled every 200 ms). No key is
 // anywhere but its Secret (Deployments, pods, Events, the CephRelease, the
@@ -58,7 +58,7 @@ func TestKeyRotation(t *testing.T) {
 
 	stop := watchMgrStat(t, ns)
 	start := time.Now()
-	setKeyGeneration(t, 2)
+	setKeyGeneration(t, 2, ns)
 	rolledOut(t, ns, ids, pods, time.Duration(len(ids))*3*time.Minute)
 	for _, id := range ids {
 		d := deployment(t, ns, contract.DeploymentName(id))
@@ -183,9 +183,9 @@ func runningMgrs(t *testing.T, ns string) []string {
 }
 
 // setKeyGeneration makes MgrPolicy default the installed policy file with
-// cephxKeys.generation set (the controller and the webhook watch it), and
-// removes it when the test ends: the file is in force again.
-func setKeyGeneration(t *testing.T, gen int64) {
+// cephxKeys.generation set for namespace ns (the controller and the webhook
+// watch it), and removes it when the test ends: the file is in force again.
+func setKeyGeneration(t *testing.T, gen int64, ns string) {
 	t.Helper()
 	cm, err := env.kubectl(t, nil, "get", "-n", systemNamespace, "deployment", "mgr-webhook", "-o", `jsonpath={.spec.template.spec.volumes[?(@.name=="policy")].configMap.name}`)
 	if err != nil || cm == "" {
@@ -199,7 +199,7 @@ func setKeyGeneration(t *testing.T, gen int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.CephxKeys.Generation = gen
+	p.CephxKeys.Generation, p.CephxKeys.Namespaces = gen, []string{ns}
 	mp, _ := json.Marshal(map[string]any{"apiVersion": "mgr.ceph.rook.io/v1alpha1", "kind": "MgrPolicy", "metadata": map[string]string{"name": "default"}, "spec": p.PolicySpec})
 	if out, err := env.kubectl(t, mp, "apply", "-f", "-"); err != nil {
 		t.Fatalf("MgrPolicy default: %v\n%s", err, out)
