@@ -52,7 +52,7 @@ func (r *Reconciler) rotateKeys(ctx context.Context, s *scope) (ctrl.Result, boo
 		}
 		return ctrl.Result{}, false, nil
 	}
-	c, err := r.rotationCluster(ctx, s, p, rel)
+	c, err := r.rotationCluster(ctx, s, p, rel, now)
 	if err != nil {
 		return ctrl.Result{}, true, err
 	}
@@ -116,10 +116,12 @@ func (r *Reconciler) rotateKeys(ctx context.Context, s *scope) (ctrl.Result, boo
 
 // nextGeneration is the generation a rotation to gen writes on d: the
 // annotation must change for the pod to restart, so a template that carries
-// gen already (a Deployment created from another's manifest) gets the next.
+// gen already (a Deployment created from another's manifest) gets the one
+// after. Only equality counts: a number an editor wrote there, however
+// large, never pushes the generation up (past what the confinement admits).
 func nextGeneration(d *appsv1.Deployment, gen int64) int64 {
-	if g := keyrotation.GenerationOf(d.Spec.Template.Annotations[contract.AnnotationCephxKeyGeneration]); gen <= g {
-		return g + 1
+	if keyrotation.GenerationOf(d.Spec.Template.Annotations[contract.AnnotationCephxKeyGeneration]) == gen {
+		return gen + 1
 	}
 	return gen
 }
@@ -166,12 +168,13 @@ func (r *Reconciler) cephRelease(ctx context.Context, ns string) *v1alpha1.CephR
 }
 
 // rotationCluster is what a due rotation of s's mgr waits for: a cluster
-// whose releases cannot rotate, a mgr rolling out, and (one ceph read)
-// which mgr is active, with the keys of the others.
-func (r *Reconciler) rotationCluster(ctx context.Context, s *scope, p keyrotation.Policy, rel *v1alpha1.CephRelease) (keyrotation.Cluster, error) {
+// whose releases are not read or cannot rotate, a mgr rolling out, the keys
+// of the others and, while one of them is due, which mgr is active (one
+// ceph read).
+func (r *Reconciler) rotationCluster(ctx context.Context, s *scope, p keyrotation.Policy, rel *v1alpha1.CephRelease, now time.Time) (keyrotation.Cluster, error) {
 	var c keyrotation.Cluster
 	if rel == nil || len(rel.Status.MonReleases) == 0 || len(rel.Status.MgrReleases) == 0 {
-		c.Rolling = "(none: the controller has not read the cluster's releases yet)"
+		c.Unread = true
 		return c, nil
 	}
 	c.Cannot = cannotRotate(rel.Status)
@@ -197,6 +200,10 @@ func (r *Reconciler) rotationCluster(ctx context.Context, s *scope, p keyrotatio
 			st, _ := r.status.Read(m)
 			c.Others = append(c.Others, r.keyOf(ctx, m, st, rel, p))
 		}
+	}
+	// Which mgr is active matters only while another's keys are due.
+	if !slices.ContainsFunc(c.Others, func(o keyrotation.Key) bool { return keyrotation.Due(p, o, now) != "" }) {
+		return c, nil
 	}
 	conn, err := r.conn(ctx, s)
 	if err != nil {

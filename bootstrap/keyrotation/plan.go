@@ -83,12 +83,15 @@ const insecureCheck = "AUTH_INSECURE_SERVICE_KEY_TYPE"
 
 // Cluster is what a rotation waits for in the mgr's cluster.
 type Cluster struct {
+	// Unread: the controller has not read the cluster's releases yet.
+	Unread bool
 	// Cannot says why the cluster cannot rotate keys ("" when it can).
 	Cannot string
 	// Rolling is a mgr of the cluster whose pods roll out or are held ("":
 	// none).
 	Rolling string
-	// Active is the cluster's active mgr ("" when none is).
+	// Active is the cluster's active mgr ("" when none is, or when no other
+	// mgr's keys are due: it is then not asked).
 	Active string
 	// Others are the keys of the cluster's other running mgrs.
 	Others []Key
@@ -110,6 +113,8 @@ func Plan(p Policy, k Key, c Cluster, now time.Time) Step {
 	st := Step{Due: Due(p, k, now)}
 	switch {
 	case st.Due == "":
+	case c.Unread:
+		st.Wait = "the controller has not read the cluster's releases yet"
 	case c.Cannot != "":
 		st.Blocked = c.Cannot
 	case c.Rolling != "":

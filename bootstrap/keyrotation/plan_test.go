@@ -60,6 +60,8 @@ func TestPlan(t *testing.T) {
 		"not due": {due, Key{ID: "a", Owned: true, Generation: 2}, Cluster{Cannot: "old", Rolling: "b"}, Step{}},
 		"standby": {due, Key{ID: "b", Owned: true}, Cluster{Active: "a", Others: []Key{{ID: "a", Owned: true}}},
 			Step{Due: "the policy asks for key generation 2 (the key is generation 1)", Generation: 2}},
+		"releases not read": {due, Key{ID: "a", Owned: true}, Cluster{Unread: true, Cannot: "x"},
+			Step{Due: "the policy asks for key generation 2 (the key is generation 1)", Wait: "the controller has not read the cluster's releases yet"}},
 		"cannot": {due, Key{ID: "a", Owned: true}, Cluster{Cannot: "mon a runs 16.2.15"},
 			Step{Due: "the policy asks for key generation 2 (the key is generation 1)", Blocked: "mon a runs 16.2.15"}},
 		"a mgr rolls out": {due, Key{ID: "a", Owned: true}, Cluster{Rolling: "b"},

@@ -32,6 +32,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/localcluster"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
@@ -103,13 +104,9 @@ func run(m *testing.M) (int, error) {
 	defer c.Stop()
 	// The mgrs name the release their daemons run (the ceph tools first in
 	// PATH), which the release guard judges by.
-	banner, err := exec.Command("ceph", "--version").Output()
+	release, err := cephtest.Release()
 	if err != nil {
 		return 1, fmt.Errorf("the local daemons' release: %w", err)
-	}
-	release, err := ceph.ParseVersion(string(banner))
-	if err != nil {
-		return 1, err
 	}
 	env = &Env{Client: c.Client, Kubectl: c.API.Kubectl, Kubeconfig: c.API.Kubeconfig, Namespaces: []string{"ceph-west", "ceph-east"},
 		Teardown: "ceph-teardown", FinalizerTimeout: finalizerTimeout, CephImage: "quay.io/ceph/ceph:v" + release.String(),

@@ -8,7 +8,6 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/mutate"
 )
 
@@ -103,13 +103,11 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var made error
-	for range 30 { // the mons take a moment to allow it
-		if _, made = env.Ceph(t.Context(), ns, "auth", "rotate", "mgr."+x, "--key_type", "aes"); made == nil {
-			break
-		}
-		time.Sleep(2 * time.Second)
-	}
-	if made != nil {
+	// The mons allow it once the new monmap is theirs: asked until then.
+	if err := wait.PollUntilContextTimeout(t.Context(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, made = env.Ceph(ctx, ns, "auth", "rotate", "mgr."+x, "--key_type", "aes")
+		return made == nil, nil
+	}); err != nil {
 		t.Fatalf("mgr.%s's key of type aes: %v", x, made)
 	}
 	stop = watchMgrStat(t, ns)
@@ -156,8 +154,8 @@ func TestKeyRotation(t *testing.T) {
 		t.Errorf("active mgr changes %v while standby %s's key was migrated; want none", a.changes, x)
 	}
 	keys["mgr."+x] = cephKey(t, ns, "mgr."+x)
-	if typ := keyTypeOf(t, keys["mgr."+x]); typ != 2 {
-		t.Errorf("mgr.%s's key is of type %d after the migration, want 2 (aes256k)", x, typ)
+	if typ, err := cephtest.KeyType(keys["mgr."+x]); err != nil || typ != cephtest.KeyTypeAES256K {
+		t.Errorf("mgr.%s's key is of type %d (%v) after the migration, want 2 (aes256k)", x, typ, err)
 	}
 	if st, _ := mgrstatus.Of(deployment(t, ns, contract.DeploymentName(x))); st.KeyGeneration != 3 {
 		t.Errorf("mgr %s's status %+v after the migration, want generation 3", x, st)
@@ -211,49 +209,39 @@ func setKeyGeneration(t *testing.T, gen int64, ns string) {
 	})
 }
 
-// keyTypeOf is a cephx key's type: its first two bytes (1 aes, 2 aes256k).
-func keyTypeOf(t *testing.T, key string) uint16 {
-	t.Helper()
-	raw, err := base64.StdEncoding.DecodeString(key)
-	if err != nil || len(raw) < 2 {
-		t.Fatalf("not a cephx key (%v)", err)
-	}
-	return binary.LittleEndian.Uint16(raw)
-}
-
-// noKeyOutsideSecrets fails when a key of keys is in ns's Deployments,
-// pods or Events, the cluster's CephRelease, or the logs of the webhook's
-// and the controller's pods.
+// noKeyOutsideSecrets fails when a key of keys (as it is, or base64-encoded)
+// is in ns's Deployments, ReplicaSets, pods or Events, the cluster's
+// CephRelease, or the logs of the install's components.
 func noKeyOutsideSecrets(t *testing.T, ns string, keys map[string]string) {
 	t.Helper()
-	var text strings.Builder
-	reads := [][]string{
-		{"get", "-n", ns, "deployments,pods,events,replicasets", "-o", "json"},
+	haystacks := map[string]string{}
+	for _, args := range [][]string{
+		{"get", "-n", ns, "deployments,replicasets,pods,events", "-o", "json"},
 		{"get", "cephreleases.mgr.ceph.rook.io", ns, "-o", "json"},
-	}
-	// Every pod of the install: the webhook's replicas and the controller's.
-	pods := &corev1.PodList{}
-	if err := env.Client.List(t.Context(), pods, client.InNamespace(systemNamespace)); err != nil {
-		t.Fatal(err)
-	}
-	if len(pods.Items) < 2 {
-		t.Fatalf("%d pods in %s: the logs of the webhook and the controller are not all there", len(pods.Items), systemNamespace)
-	}
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning {
-			reads = append(reads, []string{"logs", "-n", systemNamespace, p.Name, "--all-containers"})
-		}
-	}
-	for _, args := range reads {
+	} {
 		out, err := env.kubectl(t, nil, args...)
 		if err != nil {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		text.WriteString(out)
+		haystacks["kubectl "+strings.Join(args, " ")] = out
+	}
+	logs, err := env.Logs(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) < 2 {
+		t.Fatalf("%d component logs: the webhook's and the controller's are not all there", len(logs))
+	}
+	for where, text := range logs {
+		haystacks["log "+where] = text
 	}
 	for entity, k := range keys {
-		if strings.Contains(text.String(), k) {
-			t.Errorf("the key of %s is outside its Secret", entity)
+		for _, v := range []string{k, base64.StdEncoding.EncodeToString([]byte(k))} {
+			for where, text := range haystacks {
+				if strings.Contains(text, v) {
+					t.Errorf("the key of %s is in %s", entity, where)
+				}
+			}
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
-	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
 )
@@ -109,12 +107,8 @@ func TestMgrBootstrap(t *testing.T) {
 		t.Errorf("status %+v: want orchestrator_cli (always-on successor), dashboard done, backend %q, observedGeneration", st, backend)
 	}
 	// The plan was made for the release the mgr runs, and the backend is set.
-	banner, err := exec.Command("ceph", "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if installed, err := ceph.ParseVersion(string(banner)); err != nil || st.CephVersion != installed.String() {
-		t.Errorf("status cephVersion %q, want the installed %v (%v)", st.CephVersion, installed, err)
+	if installed := cephRelease(t); st.CephVersion != installed.String() {
+		t.Errorf("status cephVersion %q, want the installed %v", st.CephVersion, installed)
 	}
 	if out, err := c.Ceph(ctx, "orch", "status"); rookOff {
 		if err == nil || !strings.Contains(err.Error(), "No orchestrator configured") {

@@ -6,7 +6,6 @@ package bootstrap_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -188,11 +187,7 @@ func enabledModules(t *testing.T, c *cephtest.Cluster) map[string]bool {
 // test clusters' daemons (make test puts another release's first).
 func cephRelease(t *testing.T) ceph.Version {
 	t.Helper()
-	banner, err := exec.Command("ceph", "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := ceph.ParseVersion(string(banner))
+	v, err := cephtest.Release()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ package bootstrap_test
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -167,8 +165,8 @@ func TestKeyRotation(t *testing.T) {
 		_, err := c.Ceph(ctx, "auth", "rotate", "mgr.b", "--key_type", "aes")
 		return err == nil, err
 	})
-	if typ := keyType(t, key("mgr.b")); typ != 1 {
-		t.Fatalf("mgr.b's key is of type %d, want 1 (aes)", typ)
+	if typ, err := cephtest.KeyType(key("mgr.b")); err != nil || typ != cephtest.KeyTypeAES {
+		t.Fatalf("mgr.b's key is of type %d (%v), want 1 (aes)", typ, err)
 	}
 	eventually(t, 2*time.Minute, "mgr b's keys rotated again (generation 3), AUTH_INSECURE_SERVICE_KEY_TYPE gone", func(ctx context.Context) (bool, error) {
 		st := status(t, ns, contract.DeploymentName("b"))
@@ -178,8 +176,8 @@ func TestKeyRotation(t *testing.T) {
 		out, err := c.Ceph(ctx, "health", "detail")
 		return err == nil && !strings.Contains(string(out), "AUTH_INSECURE_SERVICE_KEY_TYPE"), fmt.Errorf("%s: %v", out, err)
 	})
-	if typ := keyType(t, key("mgr.b")); typ != 2 {
-		t.Errorf("mgr.b's key is of type %d after the migration, want 2 (aes256k)", typ)
+	if typ, err := cephtest.KeyType(key("mgr.b")); err != nil || typ != cephtest.KeyTypeAES256K {
+		t.Errorf("mgr.b's key is of type %d (%v) after the migration, want 2 (aes256k)", typ, err)
 	}
 	if note := eventReasons(t, ns, contract.DeploymentName("b"))[bootstrap.ReasonKeyRotated]; !strings.Contains(note, "AUTH_INSECURE_SERVICE_KEY_TYPE") {
 		t.Errorf("KeyRotated Event %q does not say why", note)
@@ -223,15 +221,4 @@ func noKeysOutsideSecrets(t *testing.T, ns string, keys map[string]string) {
 			t.Errorf("the key of %s is in an Event or a Deployment", e)
 		}
 	}
-}
-
-// keyType is the cephx key type of a key as `ceph auth get-key` prints it:
-// the first two bytes of the encoded key (1 aes, 2 aes256k).
-func keyType(t *testing.T, key string) uint16 {
-	t.Helper()
-	raw, err := base64.StdEncoding.DecodeString(key)
-	if err != nil || len(raw) < 2 {
-		t.Fatalf("a key that is not a cephx key (%v)", err)
-	}
-	return binary.LittleEndian.Uint16(raw)
 }

@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap"
-	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/localcluster"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 	"github.com/rook-mgr/mgr-webhook/test/internal/await"
@@ -97,21 +97,6 @@ func leader(t *testing.T, timeout time.Duration) int {
 // exampleImage is the Ceph image the minimal example names.
 var exampleImage = regexp.MustCompile(`(image: quay\.io/ceph/ceph:v)[0-9]+\.[0-9]+\.[0-9]+`)
 
-// daemonRelease is the release of the ceph CLI in PATH: the release of the
-// suite's Ceph daemons (make test puts another release's first).
-func daemonRelease(t *testing.T) ceph.Version {
-	t.Helper()
-	banner, err := exec.Command("ceph", "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := ceph.ParseVersion(string(banner))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func apply(t *testing.T, namespace, id string) error {
 	t.Helper()
 	ports := [2]int32{}
@@ -126,7 +111,11 @@ func apply(t *testing.T, namespace, id string) error {
 	// another, which the release guard judges as an upgrade (refused
 	// across three majors on Pacific) once the controller has recorded
 	// the cluster, a moment that depends on the suite's timing.
-	m = exampleImage.ReplaceAll(m, []byte("${1}"+daemonRelease(t).String()))
+	daemonRelease, err := cephtest.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = exampleImage.ReplaceAll(m, []byte("${1}"+daemonRelease.String()))
 	cmd := exec.Command(lc.API.Kubectl, "--kubeconfig", lc.API.Kubeconfig, "apply", "-f", "-")
 	cmd.Stdin = strings.NewReader(string(m))
 	if out, err := cmd.CombinedOutput(); err != nil {
