@@ -9,19 +9,26 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 
-	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
+	"github.com/rook-mgr/mgr-webhook/contract"
 )
 
 // Release is the release of the ceph CLI first in PATH: the release the
 // test clusters' daemons run (make test puts another release's tools first
 // for its other runs).
-func Release() (ceph.Version, error) {
+// (The banner is "ceph version 16.2.15 (...) pacific (stable)"; this
+// package cannot use bootstrap/ceph's parser, whose tests use this one.)
+func Release() (contract.CephVersion, error) {
 	banner, err := exec.Command("ceph", "--version").Output()
 	if err != nil {
-		return ceph.Version{}, fmt.Errorf("ceph --version: %w", err)
+		return contract.CephVersion{}, fmt.Errorf("ceph --version: %w", err)
 	}
-	return ceph.ParseVersion(string(banner))
+	f := strings.Fields(string(banner))
+	if len(f) < 3 || f[0] != "ceph" || f[1] != "version" {
+		return contract.CephVersion{}, fmt.Errorf("ceph --version: %q is no version banner", banner)
+	}
+	return contract.ParseCephTag(f[2])
 }
 
 // Key types, as the first two bytes of an encoded cephx key say.
