@@ -145,7 +145,7 @@ lint: vet ## gofmt check, go vet, go.mod and test/go.mod tidy, the license heade
 	if [ -n "$$out" ]; then echo "license header missing (// Copyright 2026 The mgr-webhook Authors. / // SPDX-License-Identifier: Apache-2.0):"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
 	$(GO) -C test mod tidy -diff
-	$(GO) tool actionlint
+	$(GO) -C test tool actionlint $(CURDIR)/.github/workflows/*.yaml
 	shellcheck hack/*.sh hack/kind/docker test/ceph/kind/*.sh .ci/run
 
 clean: ## remove bin/, tmp/ and dist/

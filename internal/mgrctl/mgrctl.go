@@ -17,7 +17,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
+	"github.com/aymanbagabas/go-udiff"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -393,10 +393,7 @@ func (s *session) diff(a, b []byte, name string) (int, error) {
 	if string(a) == string(b) {
 		return 0, nil
 	}
-	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)),
-		FromFile: name, ToFile: name + " (as the webhook completes it)", Context: 3,
-	})
+	text, err := udiff.ToUnified(name, name+" (as the webhook completes it)", string(a), udiff.Lines(string(a), string(b)), 3)
 	if err != nil {
 		return 2, err
 	}

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
+	"github.com/aymanbagabas/go-udiff"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -257,9 +257,7 @@ func whatWasAdded(applied, stored []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(a), B: difflib.SplitLines(s), FromFile: "applied", ToFile: "stored", Context: 2,
-	})
+	return udiff.ToUnified("applied", "stored", a, udiff.Lines(a, s), 2)
 }
 
 func indent(s string) string {
