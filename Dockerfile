@@ -24,6 +24,14 @@ RUN ldflags="-s -w -X github.com/rook-mgr/mgr-webhook/version.Version=${VERSION}
     GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="$ldflags" -o /out/mgr-bootstrap ./cmd/mgr-bootstrap
 
 FROM gcr.io/distroless/static-debian12:nonroot AS webhook
+ARG VERSION=devel
+ARG REVISION=
+LABEL org.opencontainers.image.title="mgr-webhook" \
+      org.opencontainers.image.description="Admission webhook that completes and judges Ceph mgr Deployments" \
+      org.opencontainers.image.source="https://github.com/rook-mgr/mgr-webhook" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
 COPY --from=build /out/mgr-webhook /mgr-webhook
 USER 65532:65532
 ENTRYPOINT ["/mgr-webhook"]
@@ -37,6 +45,17 @@ ENTRYPOINT ["/mgr-webhook"]
 # cluster release, Pacific included. The release workflow pins it by digest
 # (--build-arg CEPH_IMAGE=<this tag>@sha256:...); move the tag with the matrix.
 FROM ${CEPH_IMAGE} AS bootstrap
+ARG CEPH_IMAGE
+ARG VERSION=devel
+ARG REVISION=
+# Ceph's image carries its own labels; these name this image instead.
+LABEL org.opencontainers.image.title="mgr-bootstrap" \
+      org.opencontainers.image.description="Controller that bootstraps Ceph mgr Deployments: keyrings, Services, modules" \
+      org.opencontainers.image.source="https://github.com/rook-mgr/mgr-webhook" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="${CEPH_IMAGE}"
 COPY --from=build /out/mgr-bootstrap /usr/local/bin/mgr-bootstrap
 USER 167:167
 ENTRYPOINT ["/usr/local/bin/mgr-bootstrap"]
