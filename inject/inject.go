@@ -169,6 +169,9 @@ func (in Injector) document(i int, raw []byte) ([]byte, Doc, bool, error) {
 		return raw, doc, true, nil
 	}
 	doc.Changed = mutate.SectionNames(res.Changed)
+	if text, ok := keepLayout(raw[len(preamble(raw)):], res.Deployment); ok {
+		return append(preamble(raw), text...), doc, true, nil
+	}
 	text, err := Render(res.Deployment)
 	if err != nil {
 		return raw, doc, true, err
