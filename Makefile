@@ -128,8 +128,10 @@ verify-manifests: ## fail when the generated manifests drift from the markers
 
 verify: lint verify-manifests ## everything checked before the tests
 
-release: ## render dist/install-self-signed.yaml and dist/install-cert-manager.yaml with the images of VERSION in REGISTRY
+release: ## render dist/install-self-signed.yaml and dist/install-cert-manager.yaml with the images of VERSION in REGISTRY, the kubectl plugin's archives (linux, darwin; amd64, arm64) and its krew manifest, and dist/SHA256SUMS over all
 	VERSION=$(VERSION) REGISTRY=$(REGISTRY) ./hack/release.sh
+	VERSION=$(VERSION) ./hack/dist-plugin.sh
+	cd dist && sha256sum install-self-signed.yaml install-cert-manager.yaml kubectl-mgr_$(VERSION)_*.tar.gz mgr.krew.yaml > SHA256SUMS
 
 docker-build: ## build both images, tagged IMG_WEBHOOK and IMG_BOOTSTRAP (REGISTRY/mgr-webhook:VERSION, ...; needs a Docker engine that can pull the Dockerfile's base images)
 	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target webhook -t $(IMG_WEBHOOK) .

@@ -45,6 +45,10 @@ type Job struct {
 	// Wait bounds the wait for the controller's pods to be gone; a pod still
 	// there after it (a node that is down) does not stop the step.
 	Wait time.Duration
+	// DryRun sends every write as a server-side dry run (the API server
+	// judges it, nothing is stored) and waits for nothing: Report says what
+	// a run would change.
+	DryRun bool
 }
 
 // Client is the client Job needs (client-go's kinds) for cfg.
@@ -62,23 +66,30 @@ type Report struct {
 	LetGo []string
 	// PodsLeft are the controller's pods still there when Wait ran out.
 	PodsLeft int
+	// Scaled is whether the controller's Deployment was there to scale.
+	Scaled bool
 }
 
 // Run stops the controller and releases the mgrs.
 func (r Job) Run(ctx context.Context) (Report, error) {
 	var rep Report
+	if r.DryRun {
+		r.Client = client.NewDryRunClient(r.Client)
+	}
 	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.Deployment}}
 	d := &appsv1.Deployment{ObjectMeta: scale.ObjectMeta}
 	zero := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`))
-	if err := r.Client.SubResource("scale").Patch(ctx, d, zero, &client.SubResourcePatchOptions{SubResourceBody: scale}); client.IgnoreNotFound(err) != nil {
+	err := r.Client.SubResource("scale").Patch(ctx, d, zero, &client.SubResourcePatchOptions{SubResourceBody: scale})
+	if client.IgnoreNotFound(err) != nil {
 		return rep, fmt.Errorf("scaling Deployment %s/%s to 0: %w", r.Namespace, r.Deployment, err)
 	}
+	rep.Scaled = err == nil
 	// The pods of the controller's Deployment: those its selector matches.
 	var sel client.MatchingLabels
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(d), d); err == nil && d.Spec.Selector != nil {
 		sel = d.Spec.Selector.MatchLabels
 	}
-	if len(sel) > 0 {
+	if len(sel) > 0 && !r.DryRun {
 		_ = wait.PollUntilContextTimeout(ctx, time.Second, r.Wait, true, func(ctx context.Context) (bool, error) {
 			var pods corev1.PodList
 			if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), sel); err != nil {

@@ -3,20 +3,11 @@
 
 // Command mgrctl shows what the mgr webhook would make of a mgr Deployment:
 // inject, validate and diff files before they are committed or applied,
-// and diff a live mgr (see internal/mgrctl).
+// check and diff a live mgr, release mgrs before an uninstall (see
+// internal/mgrctl and docs/mgrctl.md). The same program is the kubectl
+// plugin kubectl-mgr (cmd/kubectl-mgr).
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
+import "github.com/rook-mgr/mgr-webhook/internal/mgrctl"
 
-	"github.com/rook-mgr/mgr-webhook/internal/mgrctl"
-)
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := mgrctl.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { mgrctl.Main() }

@@ -41,14 +41,17 @@ type finding struct {
 // bootstrap phase, whether the installed caBundle verifies the certificate
 // the webhook serves, and whether the API server can call the webhook.
 // Exit 1 when something is wrong.
-func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
+func (s *session) checkLive(ctx context.Context, ref string) error {
+	if s.output != "" && s.output != "yaml" && s.output != "json" {
+		return usageError{fmt.Errorf("unknown output format %q: yaml or json", s.output)}
+	}
 	d, cs, err := s.liveDeployment(ctx, ref)
 	if err != nil {
-		return 2, err
+		return err
 	}
-	ns, err := cs.CoreV1().Namespaces().Get(ctx, s.namespace, metav1.GetOptions{})
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, s.namespace(), metav1.GetOptions{})
 	if err != nil {
-		return 2, err
+		return err
 	}
 	var out []finding
 	add := func(ok bool, format string, args ...any) {
@@ -76,7 +79,7 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 	governed := contract.IsMgr(d)
 	p, from, err := s.policy(ctx)
 	if err != nil {
-		return 2, err
+		return err
 	}
 	switch {
 	case !contract.IsMgr(d):
@@ -94,11 +97,11 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 	if governed {
 		live, err := manifest(d)
 		if err != nil {
-			return 2, err
+			return err
 		}
-		in, err := s.injector(ctx, live)
+		in, _, err := s.injector(ctx, live)
 		if err != nil {
-			add(false, "the Ceph cluster of %s: %v", s.namespace, err)
+			add(false, "the Ceph cluster of %s: %v", s.namespace(), err)
 		} else {
 			out2, docs, err := in.Inject(live)
 			switch {
@@ -132,16 +135,26 @@ func (s *session) checkLive(ctx context.Context, ref string) (int, error) {
 		out = append(out, apiServerCalls(ctx, cs, d, hook))
 	}
 
-	fmt.Fprintf(s.stdout, "deploy/%s in %s\n", d.Name, d.Namespace)
-	status := 0
+	res := CheckResult{APIVersion: ResultsAPIVersion, Kind: "CheckResult", Namespace: d.Namespace, Name: d.Name, OK: true, Findings: []Finding{}}
 	for _, f := range out {
-		mark := "ok  "
-		if !f.ok {
-			mark, status = "FAIL", 1
-		}
-		fmt.Fprintf(s.stdout, "  %s %s\n", mark, f.text)
+		res.Findings = append(res.Findings, Finding{OK: f.ok, Message: f.text})
+		res.OK = res.OK && f.ok
 	}
-	return status, nil
+	if !res.OK {
+		s.status = ExitRefused
+	}
+	if s.output != "" {
+		return write(s.stdout, s.output, res)
+	}
+	fmt.Fprintf(s.stdout, "deploy/%s in %s\n", d.Name, d.Namespace)
+	for _, f := range res.Findings {
+		mark := "ok  "
+		if !f.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(s.stdout, "  %s %s\n", mark, f.Message)
+	}
+	return nil
 }
 
 // bootstrapStatus says what the controller's status annotation on d says,

@@ -8,13 +8,16 @@
 package mgrctl
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -23,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -38,113 +42,8 @@ import (
 	"github.com/rook-mgr/mgr-webhook/webhook"
 )
 
-const usage = `mgrctl: what the mgr webhook would make of a mgr Deployment.
-
-  mgrctl inject -f FILE      complete every mgr Deployment of FILE (- for stdin) as the
-                             webhook would; every other document comes back byte for byte
-  mgrctl validate -f FILE    judge every mgr Deployment of FILE by the policy; exit 1 when
-                             one would be refused
-  mgrctl diff -f FILE        what the webhook would change in FILE; exit 1 when it would
-  mgrctl diff deploy/NAME    what the webhook would change in a live mgr on its next write
-  mgrctl check deploy/NAME   why the webhooks did or did not complete a live mgr: selectors,
-                             exemptions, the Ceph cluster, the policy's verdict, drift, the
-                             bootstrap phase, and whether the caBundle verifies the webhook
-  mgrctl release             before removing the install with kubectl: stop the controller
-                             (--install-namespace) and remove its finalizer from every mgr,
-                             so that mgrs and their namespaces can be deleted without it
-  mgrctl version
-
-The Ceph cluster of a namespace (its fsid) and the policy come from the cluster
-(--kubeconfig, $KUBECONFIG, ~/.kube/config: ConfigMap rook-ceph-config and MgrPolicy
---policy-name); offline, from --fsid and --policy (default: the built-in policy).
-`
-
-// Run runs mgrctl with args (without the program name); it returns the
-// exit status: 0 fine, 1 a refusal or a difference, 2 an error.
-func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	// The informers a command starts end with it (Run is called in-process
-	// by tests and tools, not only by main).
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	cmd, args := args[0], args[1:]
-	switch cmd {
-	case "version", "--version":
-		fmt.Fprintln(stdout, version.Get().String("mgrctl"))
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	case "inject", "validate", "diff", "release", "check":
-	default:
-		fmt.Fprintf(stderr, "mgrctl: unknown command %q\n\n%s", cmd, usage)
-		return 2
-	}
-	var o options
-	fs := flag.NewFlagSet("mgrctl "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o.register(fs)
-	// Flags may come after the arguments, as with kubectl.
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional, args = append(positional, fs.Arg(0)), fs.Args()[1:]
-	}
-	s := &session{options: o, stdin: stdin, stdout: stdout, stderr: stderr}
-	var status int
-	var err error
-	switch {
-	case cmd == "release" && len(positional) == 0:
-		err = s.release(ctx)
-	case cmd == "check" && len(positional) == 1:
-		status, err = s.checkLive(ctx, positional[0])
-	case cmd == "check":
-		err = errors.New("name one Deployment: mgrctl check deploy/NAME -n NAMESPACE")
-	case cmd == "diff" && o.file == "" && len(positional) == 1:
-		status, err = s.diffLive(ctx, positional[0])
-	case len(positional) > 0:
-		err = fmt.Errorf("unexpected arguments %q (files are named by -f)", positional)
-	case o.file == "":
-		err = errors.New("name a file with -f (- for stdin)")
-	default:
-		status, err = s.runFile(ctx, cmd)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "mgrctl %s: %v\n", cmd, err)
-		return 2
-	}
-	return status
-}
-
-type options struct {
-	file, namespace, fsid, policyFile, policyName, kubeconfig string
-	installNamespace                                          string
-}
-
-func (o *options) register(fs *flag.FlagSet) {
-	for _, name := range []string{"f", "filename"} {
-		fs.StringVar(&o.file, name, "", "the manifest file, - for stdin")
-	}
-	for _, name := range []string{"n", "namespace"} {
-		fs.StringVar(&o.namespace, name, "", "the namespace of documents without one (default: the kubeconfig context's, offline none)")
-	}
-	fs.StringVar(&o.fsid, "fsid", "", "offline: the fsid of the Ceph cluster of every namespace (no cluster is read)")
-	fs.StringVar(&o.policyFile, "policy", "", "a policy file (kind Policy, or a MgrPolicy object) instead of the cluster's MgrPolicy")
-	fs.StringVar(&o.policyName, "policy-name", "default", "the cluster's MgrPolicy the webhook enforces")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the kubeconfig (default $KUBECONFIG, ~/.kube/config)")
-	fs.StringVar(&o.installNamespace, "install-namespace", contract.InstallNamespace, "release: the namespace of the install (its Deployment mgr-bootstrap)")
-}
-
 // release stops the controller and releases every mgr (uninstall.Job),
-// with the caller's credentials.
+// with the caller's credentials; --dry-run only lists what it would change.
 func (s *session) release(ctx context.Context) error {
 	cfg, err := s.config()
 	if err != nil {
@@ -154,9 +53,22 @@ func (s *session) release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := uninstall.Job{Client: cl, Namespace: s.installNamespace, Deployment: contract.ControllerName, Wait: 2 * time.Minute}.Run(ctx)
+	job := uninstall.Job{Client: cl, Namespace: s.installNamespace, Deployment: contract.ControllerName, Wait: 2 * time.Minute, DryRun: s.dryRun}
+	rep, err := job.Run(ctx)
 	if rep.PodsLeft > 0 {
 		fmt.Fprintf(s.stderr, "warning: %d pods of deploy/mgr-bootstrap in %s were still there after 2m\n", rep.PodsLeft, s.installNamespace)
+	}
+	if s.dryRun {
+		if rep.Scaled {
+			fmt.Fprintf(s.stdout, "would scale deployment %s/%s to 0 (dry run)\n", s.installNamespace, contract.ControllerName)
+		}
+		for _, m := range rep.LetGo {
+			fmt.Fprintf(s.stdout, "would release deployment %s (dry run)\n", m)
+		}
+		if err == nil {
+			fmt.Fprintf(s.stdout, "%d mgr Deployments would be released; nothing was changed\n", len(rep.LetGo))
+		}
+		return err
 	}
 	for _, m := range rep.LetGo {
 		fmt.Fprintf(s.stdout, "released deployment %s (its cephx key stays in Ceph)\n", m)
@@ -167,33 +79,49 @@ func (s *session) release(ctx context.Context) error {
 	return err
 }
 
+// session is one command's flags, streams and cluster.
 type session struct {
-	options
+	kube                                                   *genericclioptions.ConfigFlags
+	files                                                  []string
+	recursive, allowEmpty, dryRun                          bool
+	output, fsid, policyFile, policyName, installNamespace string
+	// ns is the kubeconfig context's namespace, once read.
+	ns             string
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	cfg            *rest.Config
+	// status is the exit code of a command that ran to its end.
+	status int
 }
 
-// config is the cluster's, read once; it also fills in the namespace of
-// the kubeconfig's context.
+// config is the cluster's, read once through the kubeconfig flags; it also
+// fills in the namespace of the kubeconfig's context.
 func (s *session) config() (*rest.Config, error) {
 	if s.cfg != nil {
 		return s.cfg, nil
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = s.kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	cfg, err := cc.ClientConfig()
+	cfg, err := s.kube.ToRESTConfig()
 	if err != nil {
-		return nil, fmt.Errorf("no cluster to read (%w); offline, pass --fsid and --policy", err)
+		if clientcmd.IsEmptyConfig(err) {
+			err = errors.New("no kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config)")
+		}
+		return nil, unreachable(fmt.Errorf("no cluster to read (%w); offline, pass --fsid and --policy", err))
 	}
-	if s.namespace == "" {
-		if ns, _, err := cc.Namespace(); err == nil {
-			s.namespace = ns
+	if s.namespace() == "" {
+		if ns, _, err := s.kube.ToRawKubeConfigLoader().Namespace(); err == nil {
+			s.ns = ns
 		}
 	}
 	s.cfg = cfg
 	return cfg, nil
+}
+
+// namespace is -n, else (once the kubeconfig was read) its context's.
+func (s *session) namespace() string {
+	if s.kube != nil && s.kube.Namespace != nil && *s.kube.Namespace != "" {
+		return *s.kube.Namespace
+	}
+	return s.ns
 }
 
 // policy is the one the webhook would enforce: --policy; offline (--fsid)
@@ -278,21 +206,32 @@ func (s *session) clusters(ctx context.Context, namespaces []string) (func(strin
 	sync, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if !c.WaitForSync(sync) {
-		return nil, errors.New("could not read the Ceph clusters' ConfigMap and Secret in 30 s")
+		return nil, unreachable(errors.New("could not read the Ceph clusters' ConfigMap and Secret in 30 s"))
 	}
 	return c.Lookup, nil
 }
 
-// injector is set up for src's mgr documents.
-func (s *session) injector(ctx context.Context, src []byte) (inject.Injector, error) {
+// injector is set up for the namespaces of srcs' documents.
+func (s *session) injector(ctx context.Context, srcs ...[]byte) (inject.Injector, string, error) {
 	p, from, err := s.policy(ctx)
 	if err != nil {
-		return inject.Injector{}, err
+		return inject.Injector{}, "", err
 	}
-	fmt.Fprintf(s.stderr, "policy: %s (%s)\n", from, p.Hash())
-	in := inject.Injector{Policy: p, Version: version.Get().Version, Namespace: s.namespace}
-	in.Cluster, err = s.clusters(ctx, namespacesOf(src, s.namespace))
-	return in, err
+	from = fmt.Sprintf("%s (%s)", from, p.Hash())
+	if s.output == "" {
+		fmt.Fprintf(s.stderr, "policy: %s\n", from)
+	}
+	in := inject.Injector{Policy: p, Version: version.Get().Version, Namespace: s.namespace()}
+	var namespaces []string
+	for _, src := range srcs {
+		for _, ns := range namespacesOf(src, s.namespace()) {
+			if !slices.Contains(namespaces, ns) {
+				namespaces = append(namespaces, ns)
+			}
+		}
+	}
+	in.Cluster, err = s.clusters(ctx, namespaces)
+	return in, from, err
 }
 
 // namespacesOf lists the namespaces of src's documents (def for those
@@ -322,63 +261,176 @@ func namespacesOf(src []byte, def string) []string {
 	return ns
 }
 
-func (s *session) read() ([]byte, error) {
-	if s.file == "-" {
-		return io.ReadAll(s.stdin)
-	}
-	return os.ReadFile(s.file)
+// source is one input: a file, or - for stdin.
+type source struct {
+	name string
+	data []byte
 }
 
-// runFile runs inject, validate or diff on the file.
-func (s *session) runFile(ctx context.Context, cmd string) (int, error) {
-	src, err := s.read()
+// manifestExt are the file names a directory of -f is read for, as kubectl's.
+var manifestExt = []string{".yaml", ".yml", ".json"}
+
+// sources reads every -f: files, directories (their manifests; with -R
+// their subdirectories' too) and - (stdin, once).
+func (s *session) sources() ([]source, error) {
+	if len(s.files) == 0 {
+		return nil, usageError{errors.New("name the input with -f FILE, -f DIRECTORY or -f - (stdin)")}
+	}
+	var out []source
+	stdin := false
+	for _, f := range s.files {
+		if f == "-" {
+			if stdin {
+				return nil, usageError{errors.New("-f - (stdin) given twice")}
+			}
+			stdin = true
+			data, err := io.ReadAll(s.stdin)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, source{"-", data})
+			continue
+		}
+		info, err := os.Stat(f)
+		if err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
+		if !info.IsDir() {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return nil, withCode(ExitUsage, err)
+			}
+			out = append(out, source{f, data})
+			continue
+		}
+		n := len(out)
+		err = filepath.WalkDir(f, func(path string, e fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case e.IsDir() && path != f && !s.recursive:
+				return filepath.SkipDir
+			case e.IsDir() || !slices.Contains(manifestExt, filepath.Ext(path)):
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			out = append(out, source{path, data})
+			return err
+		})
+		if err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
+		if len(out) == n {
+			return nil, usageError{fmt.Errorf("directory %s holds no manifest (%s)%s", f, strings.Join(manifestExt, ", "), map[bool]string{false: "; -R reads its subdirectories", true: ""}[s.recursive])}
+		}
+	}
+	return out, nil
+}
+
+// runFiles runs inject, validate or diff on every source.
+func (s *session) runFiles(ctx context.Context, cmd string) error {
+	if s.output != "" && s.output != "yaml" && s.output != "json" {
+		return usageError{fmt.Errorf("unknown output format %q: yaml or json", s.output)}
+	}
+	srcs, err := s.sources()
 	if err != nil {
-		return 2, err
+		return err
 	}
-	in, err := s.injector(ctx, src)
+	datas := make([][]byte, len(srcs))
+	for i, src := range srcs {
+		datas[i] = src.data
+	}
+	in, from, err := s.injector(ctx, datas...)
 	if err != nil {
-		return 2, err
+		return err
 	}
-	out, docs, err := in.Inject(src)
-	for _, d := range docs {
-		s.report(d, cmd == "validate")
+	results := Results{APIVersion: ResultsAPIVersion, Kind: "Results", Command: cmd, Policy: from, Items: []Result{}}
+	var completed bytes.Buffer
+	status := ExitOK
+	for _, src := range srcs {
+		out, docs, err := in.Inject(src.data)
+		for _, d := range docs {
+			results.Items = append(results.Items, resultOf(src.name, d))
+			if s.output == "" {
+				s.report(src.name, d, cmd == "validate")
+			}
+		}
+		refused := slices.ContainsFunc(docs, func(d inject.Doc) bool { return len(d.Deny) > 0 })
+		switch {
+		case err != nil && refused:
+			status = ExitRefused // each refusal reported, field by field
+			continue
+		case err != nil:
+			return withCode(ExitUsage, fmt.Errorf("%s: %w", src.name, err))
+		}
+		switch cmd {
+		case "inject":
+			if completed.Len() > 0 && !bytes.HasSuffix(completed.Bytes(), []byte("\n")) {
+				completed.WriteByte('\n')
+			}
+			if completed.Len() > 0 && !bytes.HasPrefix(bytes.TrimLeft(out, "\n"), []byte("---")) {
+				completed.WriteString("---\n")
+			}
+			completed.Write(out)
+		case "diff":
+			if text := unified(src.data, out, src.name); text != "" {
+				results.Diffs = append(results.Diffs, SourceDiff{Source: src.name, Diff: text})
+				status = max(status, ExitRefused)
+			}
+		}
 	}
-	refused := slices.ContainsFunc(docs, func(d inject.Doc) bool { return len(d.Deny) > 0 })
+	if len(results.Items) == 0 && cmd == "validate" && !s.allowEmpty {
+		names := make([]string, len(srcs))
+		for i, src := range srcs {
+			names[i] = src.name
+		}
+		s.status = ExitRefused
+		fmt.Fprintf(s.stderr, "no mgr Deployment (apps/v1 Deployment labelled %s=%s) in %s: nothing was judged (--allow-empty accepts that)\n", contract.LabelApp, contract.AppName, strings.Join(names, ", "))
+		if s.output != "" {
+			return write(s.stdout, s.output, results)
+		}
+		return nil
+	}
+	s.status = status
 	switch {
-	case err != nil && refused && cmd != "inject":
-		return 1, nil // each refusal reported, field by field
-	case err != nil:
-		return 2, err
+	case s.output != "":
+		return write(s.stdout, s.output, results)
+	case cmd == "inject" && status == ExitOK:
+		_, err := s.stdout.Write(completed.Bytes())
+		return err
+	case cmd == "diff":
+		for _, d := range results.Diffs {
+			if _, err := io.WriteString(s.stdout, d.Diff); err != nil {
+				return err
+			}
+		}
 	}
-	switch cmd {
-	case "inject":
-		_, err := s.stdout.Write(out)
-		return 0, err
-	case "diff":
-		return s.diff(src, out, s.file)
-	}
-	return 0, nil
+	return nil
 }
 
 // report says what became of one mgr on stderr (validate: stdout).
-func (s *session) report(d inject.Doc, verbose bool) {
+func (s *session) report(source string, d inject.Doc, verbose bool) {
 	w := s.stderr
 	if verbose {
 		w = s.stdout
 	}
+	ref := d.Ref()
+	if source != "-" && source != "" {
+		ref = source + ": " + ref
+	}
 	switch {
 	case d.Skipped != "":
 		if verbose {
-			fmt.Fprintf(w, "%s: not judged: %s\n", d.Ref(), d.Skipped)
+			fmt.Fprintf(w, "%s: not judged: %s\n", ref, d.Skipped)
 		}
 		return
 	case len(d.Deny) > 0:
-		fmt.Fprintf(w, "%s: refused:\n", d.Ref())
+		fmt.Fprintf(w, "%s: refused:\n", ref)
 		for _, e := range d.Deny {
 			fmt.Fprintf(w, "  %s\n", e.Error())
 		}
 	case verbose:
-		fmt.Fprintf(w, "%s: admitted\n", d.Ref())
+		fmt.Fprintf(w, "%s: admitted\n", ref)
 	}
 	for _, m := range d.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", m)
@@ -388,17 +440,12 @@ func (s *session) report(d inject.Doc, verbose bool) {
 	}
 }
 
-// diff writes a unified diff of a and b; 1 when they differ.
-func (s *session) diff(a, b []byte, name string) (int, error) {
-	if string(a) == string(b) {
-		return 0, nil
+// unified is a unified diff of a and b ("" when they are equal).
+func unified(a, b []byte, name string) string {
+	if bytes.Equal(a, b) {
+		return ""
 	}
-	text, err := udiff.ToUnified(name, name+" (as the webhook completes it)", string(a), udiff.Lines(string(a), string(b)), 3)
-	if err != nil {
-		return 2, err
-	}
-	_, err = io.WriteString(s.stdout, text)
-	return 1, err
+	return udiff.Unified(name, name+" (as the webhook completes it)", string(a), string(b))
 }
 
 // liveDeployment reads deploy/NAME of the namespace (the kubeconfig
@@ -406,52 +453,73 @@ func (s *session) diff(a, b []byte, name string) (int, error) {
 func (s *session) liveDeployment(ctx context.Context, ref string) (*appsv1.Deployment, kubernetes.Interface, error) {
 	name, err := deploymentName(ref)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, usageError{err}
 	}
 	cfg, err := s.config()
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.namespace == "" {
-		s.namespace = "default"
+	if s.namespace() == "" {
+		s.ns = "default"
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := cs.AppsV1().Deployments(s.namespace).Get(ctx, name, metav1.GetOptions{})
+	d, err := cs.AppsV1().Deployments(s.namespace()).Get(ctx, name, metav1.GetOptions{})
 	return d, cs, err
 }
 
 // diffLive shows what the webhook would change in a live mgr Deployment on
 // its next write (drift since it was completed).
-func (s *session) diffLive(ctx context.Context, ref string) (int, error) {
+func (s *session) diffLive(ctx context.Context, ref string) error {
+	if s.output != "" && s.output != "yaml" && s.output != "json" {
+		return usageError{fmt.Errorf("unknown output format %q: yaml or json", s.output)}
+	}
 	d, _, err := s.liveDeployment(ctx, ref)
 	if err != nil {
-		return 2, err
+		return err
 	}
 	live, err := manifest(d)
 	if err != nil {
-		return 2, err
+		return err
 	}
-	in, err := s.injector(ctx, live)
+	in, from, err := s.injector(ctx, live)
 	if err != nil {
-		return 2, err
+		return err
 	}
 	out, docs, err := in.Inject(live)
+	results := Results{APIVersion: ResultsAPIVersion, Kind: "Results", Command: "diff", Policy: from, Items: []Result{}}
 	for _, doc := range docs {
-		s.report(doc, false)
-		if doc.Skipped != "" {
-			fmt.Fprintf(s.stderr, "%s is not judged: %s\n", ref, doc.Skipped)
+		results.Items = append(results.Items, resultOf(ref, doc))
+		if s.output == "" {
+			s.report("", doc, false)
+			if doc.Skipped != "" {
+				fmt.Fprintf(s.stderr, "%s is not judged: %s\n", ref, doc.Skipped)
+			}
 		}
 	}
-	if len(docs) == 0 {
-		return 2, fmt.Errorf("%s in %s is not a mgr Deployment (label app=rook-ceph-mgr)", ref, s.namespace)
+	switch {
+	case len(docs) == 0:
+		return withCode(ExitUsage, fmt.Errorf("%s in %s is not a mgr Deployment (label %s=%s)", ref, s.namespace(), contract.LabelApp, contract.AppName))
+	case err != nil && len(docs[0].Deny) > 0:
+		s.status = ExitRefused
+	case err != nil:
+		return err
 	}
-	if err != nil {
-		return 2, err
+	if text := unified(live, out, ref); text != "" && err == nil {
+		results.Diffs = append(results.Diffs, SourceDiff{Source: ref, Diff: text})
+		s.status = ExitRefused
 	}
-	return s.diff(live, out, ref)
+	if s.output != "" {
+		return write(s.stdout, s.output, results)
+	}
+	for _, d := range results.Diffs {
+		if _, err := io.WriteString(s.stdout, d.Diff); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // manifest is a live Deployment as its writer would have written it: the

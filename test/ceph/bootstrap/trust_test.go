@@ -365,7 +365,7 @@ func mgrctlCheck(t *testing.T, name, as string) string {
 	}
 	var out, errb bytes.Buffer
 	code := mgrctl.Run(context.Background(), []string{"check", "deploy/" + name, "-n", nsMain, "--kubeconfig", kubeconfig, "--policy", file}, nil, &out, &errb)
-	if code == 2 {
+	if code >= mgrctl.ExitUsage {
 		t.Fatalf("mgrctl check could not run: %s%s", out.String(), errb.String())
 	}
 	return out.String()

@@ -142,6 +142,32 @@ func TestUninstallReleasesMgrs(t *testing.T) {
 					t.Errorf("released %v with %d controller pods left, want %v and none", rep.LetGo, rep.PodsLeft, want)
 				}
 			case "mgrctl release":
+				// --dry-run names what it would change and changes nothing.
+				var dry, dryErr bytes.Buffer
+				if code := mgrctl.Run(ctx, []string{"release", "--dry-run", "--kubeconfig", api.Kubeconfig}, nil, &dry, &dryErr); code != mgrctl.ExitOK {
+					t.Fatalf("mgrctl release --dry-run: exit %d: %s%s", code, dry.String(), dryErr.String())
+				}
+				for _, want := range []string{"would scale deployment " + installNS + "/mgr-bootstrap to 0", "would release deployment " + ns + "/" + mgrs[0].Name, "would release deployment " + ns + "/" + mgrs[1].Name, "2 mgr Deployments would be released; nothing was changed"} {
+					if !strings.Contains(dry.String(), want) {
+						t.Errorf("mgrctl release --dry-run lacks %q:\n%s", want, dry.String())
+					}
+				}
+				for _, d := range mgrs {
+					live := &appsv1.Deployment{}
+					if err := api.Client.Get(ctx, client.ObjectKeyFromObject(d), live); err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Contains(live.Finalizers, contract.FinalizerCephxKey) {
+						t.Errorf("mgrctl release --dry-run removed the finalizer of %s: %v", d.Name, live.Finalizers)
+					}
+				}
+				ctrl := &appsv1.Deployment{}
+				if err := api.Client.Get(ctx, client.ObjectKey{Namespace: installNS, Name: "mgr-bootstrap"}, ctrl); err != nil {
+					t.Fatal(err)
+				}
+				if ctrl.Spec.Replicas == nil || *ctrl.Spec.Replicas == 0 {
+					t.Errorf("mgrctl release --dry-run scaled the controller to 0")
+				}
 				var out, errb bytes.Buffer
 				if code := mgrctl.Run(ctx, []string{"release", "--kubeconfig", api.Kubeconfig}, nil, &out, &errb); code != 0 {
 					t.Fatalf("mgrctl release: exit %d: %s%s", code, out.String(), errb.String())

@@ -229,6 +229,40 @@ func TestMgrctlCheck(t *testing.T) {
 			}
 		})
 	}
+	// -o json: the same findings as a CheckResult, the exit code the same.
+	t.Run("-o json", func(t *testing.T) {
+		text, _, textCode := runMgrctl(t, nil, "check", "deploy/rook-ceph-mgr-a", "-n", "rook-ceph")
+		out, stderr, code := runMgrctl(t, nil, "check", "deploy/rook-ceph-mgr-a", "-n", "rook-ceph", "-o", "json")
+		var r mgrctl.CheckResult
+		if err := yaml.UnmarshalStrict([]byte(out), &r); err != nil {
+			t.Fatalf("not a CheckResult: %v\n%s%s", err, out, stderr)
+		}
+		if code != textCode || r.APIVersion != mgrctl.ResultsAPIVersion || r.Kind != "CheckResult" || r.Name != "rook-ceph-mgr-a" || r.Namespace != "rook-ceph" || r.OK != (code == mgrctl.ExitOK) {
+			t.Errorf("exit %d (text: %d), %+v", code, textCode, r)
+		}
+		if lines := strings.Count(text, "\n") - 1; len(r.Findings) != lines {
+			t.Errorf("%d findings, the text has %d:\n%s", len(r.Findings), lines, text)
+		}
+	})
+	// The cluster cannot be reached, or refuses the caller: exit 3, for
+	// every command that reads it.
+	t.Run("unreachable", func(t *testing.T) {
+		for name, args := range map[string][]string{
+			"forbidden check": {"check", "deploy/rook-ceph-mgr-a", "-n", "rook-ceph", "--as", "nobody@example.com"},
+			"forbidden diff":  {"diff", "deploy/rook-ceph-mgr-a", "-n", "rook-ceph", "--as", "nobody@example.com"},
+			"no server there": {"check", "deploy/rook-ceph-mgr-a", "-n", "rook-ceph", "--server", "https://127.0.0.1:1"},
+			"no such deploy":  {"diff", "deploy/not-there", "-n", "rook-ceph"},
+		} {
+			want := mgrctl.ExitUnreachable
+			if name == "no such deploy" {
+				want = mgrctl.ExitUsage
+			}
+			out, stderr, code := runMgrctl(t, nil, args...)
+			if code != want {
+				t.Errorf("%s: exit %d, want %d:\n%s%s", name, code, want, out, stderr)
+			}
+		}
+	})
 	// A caBundle that does not verify the webhook's certificate: the API
 	// server's own handshake fails, and check says so in its words.
 	t.Run("caBundle of another CA", func(t *testing.T) {

@@ -9,9 +9,13 @@
 package release
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -102,7 +106,9 @@ func TestReleaseWaitsForCI(t *testing.T) {
 }
 
 // TestReleaseYAMLIsChecksummedAndSigned: the job that attaches the release
-// YAML writes SHA256SUMS over it, signs that with cosign and attaches both.
+// files makes them with make release (which writes SHA256SUMS over them),
+// signs SHA256SUMS with cosign and attaches it, its bundle, the YAML and the
+// plugin's archives and krew manifest.
 func TestReleaseYAMLIsChecksummedAndSigned(t *testing.T) {
 	var rel workflow
 	if err := yaml.Unmarshal(read(t, ".github/workflows/release.yaml"), &rel); err != nil {
@@ -115,7 +121,7 @@ func TestReleaseYAMLIsChecksummedAndSigned(t *testing.T) {
 				continue
 			}
 			found = true
-			for _, want := range []string{"sha256sum install-self-signed.yaml install-cert-manager.yaml > SHA256SUMS", "cosign sign-blob", "dist/SHA256SUMS ", "dist/SHA256SUMS.bundle"} {
+			for _, want := range []string{"make release", "cosign sign-blob", "dist/SHA256SUMS ", "dist/SHA256SUMS.bundle", "dist/install-self-signed.yaml", "dist/kubectl-mgr_\"$VERSION\"_*.tar.gz", "dist/mgr.krew.yaml"} {
 				if !strings.Contains(s.Run, want) {
 					t.Errorf("job %s's release step lacks %q:\n%s", name, want, s.Run)
 				}
@@ -190,5 +196,81 @@ func TestDependabotCoversEveryPin(t *testing.T) {
 		if !slices.Contains(have, want) {
 			t.Errorf("dependabot.yml updates %v, not %q", have, want)
 		}
+	}
+}
+
+// TestPluginArchiveRunsUnderKubectl: the plugin's archive (hack/dist-plugin.sh,
+// as make release builds it) holds kubectl-mgr, which the krew manifest
+// names by the archive's sha256; on the PATH, the real kubectl runs it as
+// `kubectl mgr`.
+func TestPluginArchiveRunsUnderKubectl(t *testing.T) {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with make test (kubectl is one of the binaries it builds)")
+	}
+	dist := t.TempDir()
+	const version = "v0.0.0-plugintest"
+	cmd := exec.Command("./hack/dist-plugin.sh")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "VERSION="+version, "DIST="+dist, "PLATFORMS=linux/"+runtime.GOARCH)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/dist-plugin.sh: %v\n%s", err, out)
+	}
+	archive := filepath.Join(dist, "kubectl-mgr_"+version+"_linux_"+runtime.GOARCH+".tar.gz")
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var krew struct {
+		Metadata struct{ Name string }
+		Spec     struct {
+			Version   string
+			Platforms []struct {
+				URI, Sha256, Bin string
+			}
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dist, "mgr.krew.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &krew); err != nil {
+		t.Fatalf("mgr.krew.yaml: %v\n%s", err, raw)
+	}
+	sum := sha256.Sum256(data)
+	if krew.Metadata.Name != "mgr" || krew.Spec.Version != version || len(krew.Spec.Platforms) != 1 ||
+		krew.Spec.Platforms[0].Sha256 != hex.EncodeToString(sum[:]) || krew.Spec.Platforms[0].Bin != "kubectl-mgr" ||
+		!strings.HasSuffix(krew.Spec.Platforms[0].URI, "/releases/download/"+version+"/"+filepath.Base(archive)) {
+		t.Errorf("the krew manifest %+v does not name the archive (sha256 %x)", krew, sum)
+	}
+
+	bin := t.TempDir()
+	tar := exec.Command("tar", "-xzf", archive, "-C", bin)
+	if out, err := tar.CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	for _, f := range []string{"kubectl-mgr", "LICENSE"} {
+		if _, err := os.Stat(filepath.Join(bin, f)); err != nil {
+			t.Errorf("the archive lacks %s", f)
+		}
+	}
+	kubectl := func(args ...string) string {
+		t.Helper()
+		c := exec.Command(filepath.Join(assets, "kubectl"), args...)
+		c.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG=/nonexistent")
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := kubectl("plugin", "list"); !strings.Contains(out, filepath.Join(bin, "kubectl-mgr")) {
+		t.Errorf("kubectl plugin list does not find it:\n%s", out)
+	}
+	if out := kubectl("mgr", "version"); !strings.Contains(out, version) {
+		t.Errorf("kubectl mgr version: %s", out)
+	}
+	if out := kubectl("mgr", "--help"); !strings.Contains(out, "kubectl mgr [command]") {
+		t.Errorf("kubectl mgr --help does not name itself kubectl mgr:\n%s", out)
 	}
 }
