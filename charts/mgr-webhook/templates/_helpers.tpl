@@ -15,12 +15,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
 {{- end }}
 
 {{/* An image reference: (list $ .Values.image.<component>): image.registry
-replaces the repository's registry; a digest wins over the tag. */}}
+(else global.image.registry) replaces the repository's registry; a digest
+wins over the tag. */}}
 {{- define "mgr-webhook.image" -}}
 {{- $root := index . 0 -}}
 {{- $img := index . 1 -}}
 {{- $repo := $img.repository -}}
-{{- with $root.Values.image.registry -}}
+{{- with $root.Values.image.registry | default (dig "image" "registry" "" ($root.Values.global | default dict)) -}}
 {{- $parts := splitn "/" 2 $repo -}}
 {{- $repo = printf "%s/%s" . (ternary $parts._1 $repo (and (or (contains "." $parts._0) (contains ":" $parts._0) (eq $parts._0 "localhost")) (ne $parts._1 ""))) -}}
 {{- end -}}

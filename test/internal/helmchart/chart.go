@@ -145,3 +145,12 @@ func RenderChartHooks(ns string, vals map[string]any) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// RenderChartNotes renders the chart's NOTES.txt, as helm install prints it.
+func RenderChartNotes(ns string, vals map[string]any) (string, error) {
+	rel, err := renderRelease(ns, vals)
+	if err != nil {
+		return "", err
+	}
+	return rel.Info.Notes, nil
+}
