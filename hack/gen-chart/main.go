@@ -499,6 +499,7 @@ func templateObject(o *unstructured.Unstructured) (string, error) {
 			}
 			continue
 		case strings.HasPrefix(trimmed, podLabelsMark+":"):
+			fmt.Fprintf(&b, "%sapp.kubernetes.io/instance: {{ $.Release.Name }}\n", pad)
 			fmt.Fprintf(&b, "%s{{- with .Values.extraLabels }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, indent)
 			if c := component(o); c != "" {
 				fmt.Fprintf(&b, "%s{{- with .Values.%s.podLabels }}{{ toYaml . | nindent %d }}{{ end }}\n", pad, c, indent)

@@ -3,8 +3,12 @@
 {{- default .Release.Namespace .Values.namespaceOverride -}}
 {{- end }}
 
-{{/* Labels of every object. */}}
+{{/* Labels of every object (and, app.kubernetes.io/instance, of every pod:
+not of a selector, which stays what kustomize installs: selectors are
+immutable, so a selector of the release's name would break every upgrade
+of an install made before it). */}}
 {{- define "mgr-webhook.labels" -}}
+app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/part-of: mgr-webhook
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}

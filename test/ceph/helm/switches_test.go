@@ -158,3 +158,40 @@ webhook: {nodeSelector: {zone: b}}
 		t.Errorf("global: null: imagePullSecrets %v, image %s", spec.ImagePullSecrets, spec.Containers[0].Image)
 	}
 }
+
+// TestChartInstanceLabel: every object the chart renders, hooks included,
+// and every pod it runs carries app.kubernetes.io/instance of its release,
+// so that two releases' objects are told apart; no selector does (selectors
+// are immutable: one naming the release would break the upgrade of every
+// install made without it).
+func TestChartInstanceLabel(t *testing.T) {
+	const release = "mgr-webhook" // helmchart renders the release so named
+	vals := values(t, "serviceMonitor: {enabled: true}\n")
+	manifest := template(t, installNS, vals)
+	hookManifest, err := helmchart.RenderChartHooks(installNS, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := append(documents(t, manifest), documents(t, hookManifest)...)
+	pods := 0
+	for _, o := range objs {
+		key := o.GetKind() + "/" + o.GetName()
+		if got := o.GetLabels()["app.kubernetes.io/instance"]; got != release {
+			t.Errorf("%s: app.kubernetes.io/instance %q, want %q", key, got, release)
+		}
+		if labels, found, _ := unstructured.NestedStringMap(o.Object, "spec", "template", "metadata", "labels"); found {
+			pods++
+			if labels["app.kubernetes.io/instance"] != release {
+				t.Errorf("%s's pods lack app.kubernetes.io/instance: %v", key, labels)
+			}
+		}
+		if sel, found, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels"); found {
+			if _, has := sel["app.kubernetes.io/instance"]; has {
+				t.Errorf("%s selects by app.kubernetes.io/instance: an upgrade from an install without it would fail", key)
+			}
+		}
+	}
+	if pods < 3 {
+		t.Errorf("%d pod templates rendered; want both Deployments and the release hook's Job", pods)
+	}
+}
