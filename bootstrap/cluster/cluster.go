@@ -258,6 +258,15 @@ func (c *Cache) Answered(ns string) bool {
 	return st != nil && st.answered
 }
 
+// Untried reports whether no ceph call has been made to cluster ns since the
+// controller started or last forgot it (its last mgr went).
+func (c *Cache) Untried(ns string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.m[ns]
+	return st == nil || st.called.IsZero() && st.failures == 0
+}
+
 // RetryAfter is how long from now cluster ns is next tried: while its
 // breaker is open, Backoff of its failures after the last one (at least a
 // second, so a late probe never turns it into a hot loop); 0 once it

@@ -362,3 +362,32 @@ func TestAnswered(t *testing.T) {
 		})
 	}
 }
+
+// TestUntried: a cluster is untried until a call is made to it (answered
+// or not), and again once it is forgotten.
+func TestUntried(t *testing.T) {
+	for name, tc := range map[string]struct {
+		calls  []error
+		forget bool
+		want   bool
+	}{
+		"never called":          {want: true},
+		"answered":              {calls: []error{nil}},
+		"unreachable":           {calls: []error{unreachable}},
+		"forgotten":             {calls: []error{nil}, forget: true, want: true},
+		"a refusal is not call": {calls: []error{&BreakerOpen{last: unreachable}}, want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := New(nil, &fakeCeph{}, nil, 0)
+			for i, err := range tc.calls {
+				c.observe("ns", t0.Add(time.Duration(i)*time.Second), err)
+			}
+			if tc.forget {
+				c.Forget("ns", t0.Add(time.Hour))
+			}
+			if got := c.Untried("ns"); got != tc.want {
+				t.Errorf("Untried = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -51,16 +51,19 @@ type step struct {
 }
 
 // plan decides a pass: every namespace with a mgr whose cluster answered
-// its last call is read (one that did not, or was never tried, keeps its
-// last CephRelease, whose read time says how old it is: the keeper is never
-// the one to find a cluster unreachable, nor probes one), and every
-// CephRelease of a namespace without a mgr is deleted, when the install
-// serves that namespace (served; none: all): another install's are not
-// this one's.
-func plan(mgrs map[string][]string, have, served []string, answered func(ns string) bool) []step {
+// its last call is read (one that did not keeps its last CephRelease, whose
+// read time says how old it is: the keeper is never the one to find a
+// cluster unreachable again, nor probes one), and so is one never tried
+// that has no CephRelease yet: a single mgr at rest makes no call, so a
+// cluster forgotten when its last mgr went and given a complete mgr again
+// would otherwise never be read, and the release guard would judge it by
+// nothing. Every CephRelease of a namespace without a mgr is deleted, when
+// the install serves that namespace (served; none: all): another install's
+// are not this one's.
+func plan(mgrs map[string][]string, have, served []string, answered, untried func(ns string) bool) []step {
 	var steps []step
 	for ns := range mgrs {
-		if answered(ns) {
+		if answered(ns) || untried(ns) && !slices.Contains(have, ns) {
 			steps = append(steps, step{Namespace: ns, Read: true})
 		}
 	}
@@ -170,7 +173,7 @@ func (k *Keeper) pass(ctx context.Context) {
 		have[list.Items[i].Name] = &list.Items[i]
 		names = append(names, list.Items[i].Name)
 	}
-	for _, s := range plan(contract.ClusterMgrs(ds.Items), names, k.Namespaces, k.Clusters.Answered) {
+	for _, s := range plan(contract.ClusterMgrs(ds.Items), names, k.Namespaces, k.Clusters.Answered, k.Clusters.Untried) {
 		var err error
 		if s.Delete {
 			err = client.IgnoreNotFound(k.Client.Delete(ctx, have[s.Namespace]))

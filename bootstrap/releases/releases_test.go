@@ -17,20 +17,22 @@ import (
 	"github.com/rook-mgr/mgr-webhook/bootstrap/ceph"
 )
 
-// TestPlan: a namespace with mgrs is read only when its cluster answered
-// its last call (not one whose breaker is open, nor one never tried), and
-// only a namespace without mgrs loses its CephRelease, and only in a
-// namespace the install serves.
+// TestPlan: a namespace with mgrs is read when its cluster answered its
+// last call, or was never tried and has no CephRelease yet (not one whose
+// breaker is open, nor one never tried that has a record); only a namespace
+// without mgrs loses its CephRelease, and only in a namespace the install
+// serves.
 func TestPlan(t *testing.T) {
-	mgrs := map[string][]string{"a": {"a"}, "dark": {"a", "b"}, "untried": {"a"}}
+	mgrs := map[string][]string{"a": {"a"}, "dark": {"a", "b"}, "untried": {"a"}, "new": {"a"}}
 	answered := func(ns string) bool { return ns == "a" }
-	got := plan(mgrs, []string{"a", "dark", "gone"}, nil, answered)
-	want := []step{{Namespace: "a", Read: true}, {Namespace: "gone", Delete: true}}
+	untried := func(ns string) bool { return ns == "untried" || ns == "new" }
+	got := plan(mgrs, []string{"a", "dark", "gone", "untried"}, nil, answered, untried)
+	want := []step{{Namespace: "a", Read: true}, {Namespace: "gone", Delete: true}, {Namespace: "new", Read: true}}
 	if !slices.Equal(got, want) {
 		t.Errorf("plan = %+v, want %+v", got, want)
 	}
 	// A namespaced install leaves another install's CephRelease alone.
-	got = plan(mgrs, []string{"a", "gone", "others"}, []string{"a", "gone", "dark", "untried"}, answered)
+	got = plan(mgrs, []string{"a", "gone", "others", "untried"}, []string{"a", "gone", "dark", "untried", "new"}, answered, untried)
 	if !slices.Equal(got, want) {
 		t.Errorf("namespaced plan = %+v, want %+v", got, want)
 	}
