@@ -72,8 +72,16 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n==> kubectl apply -f manifests/examples/minimal-mgr.yaml\n%s", indent(string(applied)))
-	res, err := kubectl(nil, "apply", "-f", example)
+	// The example names a release the local daemons may not run: the release
+	// guard would judge that as an upgrade once the controller has read the
+	// cluster, so the demo names the daemons' own.
+	if at := testenv.AtDaemonRelease(applied); string(at) != string(applied) {
+		applied = at
+		fmt.Fprintf(out, "\n==> kubectl apply -f manifests/examples/minimal-mgr.yaml, its image the release the local Ceph daemons run\n%s", indent(string(applied)))
+	} else {
+		fmt.Fprintf(out, "\n==> kubectl apply -f manifests/examples/minimal-mgr.yaml\n%s", indent(string(applied)))
+	}
+	res, err := kubectl(applied, "apply", "-f", "-")
 	fmt.Fprint(out, indent(res))
 	if err != nil {
 		return fmt.Errorf("kubectl apply: %w", err)
@@ -156,6 +164,7 @@ func failover(ctx context.Context, c *localcluster.Cluster, root string, out io.
 	if err != nil {
 		return err
 	}
+	mb = testenv.AtDaemonRelease(mb)
 	fmt.Fprintln(out, "\n==> a second mgr, b (its own ports: locally the daemons share the host), then a failover")
 	res, err := kubectl(mb, "apply", "-f", "-")
 	fmt.Fprint(out, indent(res))
