@@ -53,17 +53,24 @@ type step struct {
 // plan decides a pass: every namespace with a mgr whose cluster answered
 // its last call is read (one that did not keeps its last CephRelease, whose
 // read time says how old it is: the keeper is never the one to find a
-// cluster unreachable again, nor probes one), and so is one never tried
-// that has no CephRelease yet: a single mgr at rest makes no call, so a
-// cluster forgotten when its last mgr went and given a complete mgr again
+// cluster unreachable, nor probes one). So is one whose cluster stayed
+// uncalled, without a CephRelease, for a whole interval (wasUntried: the
+// last pass found it so too): a single complete mgr at rest makes no call,
+// so a cluster forgotten when its last mgr went and given such a mgr again
 // would otherwise never be read, and the release guard would judge it by
-// nothing. Every CephRelease of a namespace without a mgr is deleted, when
-// the install serves that namespace (served; none: all): another install's
-// are not this one's.
-func plan(mgrs map[string][]string, have, served []string, answered, untried func(ns string) bool) []step {
-	var steps []step
+// nothing; a new mgr's reconcile calls its cluster within that interval, so
+// the keeper does not race it to an unreachable one. Every CephRelease of a
+// namespace without a mgr is deleted, when the install serves that
+// namespace (served; none: all): another install's are not this one's.
+// untriedNow are the namespaces found uncalled and without a record now.
+func plan(mgrs map[string][]string, have, served []string, answered, untried func(ns string) bool, wasUntried map[string]bool) (steps []step, untriedNow map[string]bool) {
+	untriedNow = map[string]bool{}
 	for ns := range mgrs {
-		if answered(ns) || untried(ns) && !slices.Contains(have, ns) {
+		idle := untried(ns) && !slices.Contains(have, ns)
+		if idle {
+			untriedNow[ns] = true
+		}
+		if answered(ns) || idle && wasUntried[ns] {
 			steps = append(steps, step{Namespace: ns, Read: true})
 		}
 	}
@@ -73,7 +80,7 @@ func plan(mgrs map[string][]string, have, served []string, answered, untried fun
 		}
 	}
 	slices.SortFunc(steps, func(a, b step) int { return strings.Compare(a.Namespace, b.Namespace) })
-	return steps
+	return steps, untriedNow
 }
 
 // statusOf is the CephRelease status of facts read at now.
@@ -136,6 +143,10 @@ type Keeper struct {
 	Wrote func()
 	// Observers are given each read, before its CephRelease is kept.
 	Observers []Observer
+
+	// untried are the namespaces the last pass found with a mgr, no
+	// CephRelease and a cluster never called (one pass's memory).
+	untried map[string]bool
 }
 
 // NeedLeaderElection: one replica writes.
@@ -173,7 +184,9 @@ func (k *Keeper) pass(ctx context.Context) {
 		have[list.Items[i].Name] = &list.Items[i]
 		names = append(names, list.Items[i].Name)
 	}
-	for _, s := range plan(contract.ClusterMgrs(ds.Items), names, k.Namespaces, k.Clusters.Answered, k.Clusters.Untried) {
+	steps, untried := plan(contract.ClusterMgrs(ds.Items), names, k.Namespaces, k.Clusters.Answered, k.Clusters.Untried, k.untried)
+	k.untried = untried
+	for _, s := range steps {
 		var err error
 		if s.Delete {
 			err = client.IgnoreNotFound(k.Client.Delete(ctx, have[s.Namespace]))

@@ -5,6 +5,7 @@ package releases
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -18,21 +19,32 @@ import (
 )
 
 // TestPlan: a namespace with mgrs is read when its cluster answered its
-// last call, or was never tried and has no CephRelease yet (not one whose
-// breaker is open, nor one never tried that has a record); only a namespace
-// without mgrs loses its CephRelease, and only in a namespace the install
-// serves.
+// last call, or when it was found never called and without a CephRelease by
+// this pass and the last one (a reconcile calls a new mgr's cluster within
+// that interval: the keeper never races it to an unreachable one); not one
+// whose breaker is open, nor one never called that has a record. Only a
+// namespace without mgrs loses its CephRelease, and only in a namespace the
+// install serves.
 func TestPlan(t *testing.T) {
-	mgrs := map[string][]string{"a": {"a"}, "dark": {"a", "b"}, "untried": {"a"}, "new": {"a"}}
+	mgrs := map[string][]string{"a": {"a"}, "dark": {"a", "b"}, "untried": {"a"}, "idle": {"a"}, "new": {"a"}}
 	answered := func(ns string) bool { return ns == "a" }
-	untried := func(ns string) bool { return ns == "untried" || ns == "new" }
-	got := plan(mgrs, []string{"a", "dark", "gone", "untried"}, nil, answered, untried)
-	want := []step{{Namespace: "a", Read: true}, {Namespace: "gone", Delete: true}, {Namespace: "new", Read: true}}
+	untried := func(ns string) bool { return ns == "untried" || ns == "idle" || ns == "new" }
+	last := map[string]bool{"idle": true, "untried": true}
+	got, now := plan(mgrs, []string{"a", "dark", "gone", "untried"}, nil, answered, untried, last)
+	want := []step{{Namespace: "a", Read: true}, {Namespace: "gone", Delete: true}, {Namespace: "idle", Read: true}}
 	if !slices.Equal(got, want) {
 		t.Errorf("plan = %+v, want %+v", got, want)
 	}
+	if wantNow := map[string]bool{"idle": true, "new": true}; !maps.Equal(now, wantNow) {
+		t.Errorf("untried now %v, want %v", now, wantNow)
+	}
+	// The next pass reads "new" if it is still uncalled.
+	got, _ = plan(mgrs, []string{"a", "dark", "untried"}, nil, answered, untried, now)
+	if want := []step{{Namespace: "a", Read: true}, {Namespace: "idle", Read: true}, {Namespace: "new", Read: true}}; !slices.Equal(got, want) {
+		t.Errorf("second plan = %+v, want %+v", got, want)
+	}
 	// A namespaced install leaves another install's CephRelease alone.
-	got = plan(mgrs, []string{"a", "gone", "others", "untried"}, []string{"a", "gone", "dark", "untried", "new"}, answered, untried)
+	got, _ = plan(mgrs, []string{"a", "gone", "others", "untried"}, []string{"a", "gone", "dark", "untried", "idle", "new"}, answered, untried, last)
 	if !slices.Equal(got, want) {
 		t.Errorf("namespaced plan = %+v, want %+v", got, want)
 	}
