@@ -42,9 +42,6 @@ type finding struct {
 // the webhook serves, and whether the API server can call the webhook.
 // Exit 1 when something is wrong.
 func (s *session) checkLive(ctx context.Context, ref string) error {
-	if s.output != "" && s.output != "yaml" && s.output != "json" {
-		return usageError{fmt.Errorf("unknown output format %q: yaml or json", s.output)}
-	}
 	d, cs, err := s.liveDeployment(ctx, ref)
 	if err != nil {
 		return err

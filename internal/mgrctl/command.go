@@ -171,6 +171,13 @@ cluster could not be reached or refused the credentials.`,
 		Version:       version.Get().String(name),
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// -o is checked once, before any command reads input or the cluster.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if s.output != "" && s.output != "yaml" && s.output != "json" {
+				return usageError{fmt.Errorf("unknown output format %q: yaml or json", s.output)}
+			}
+			return nil
+		},
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })

@@ -329,9 +329,6 @@ func (s *session) sources() ([]source, error) {
 
 // runFiles runs inject, validate or diff on every source.
 func (s *session) runFiles(ctx context.Context, cmd string) error {
-	if s.output != "" && s.output != "yaml" && s.output != "json" {
-		return usageError{fmt.Errorf("unknown output format %q: yaml or json", s.output)}
-	}
 	srcs, err := s.sources()
 	if err != nil {
 		return err
@@ -473,9 +470,6 @@ func (s *session) liveDeployment(ctx context.Context, ref string) (*appsv1.Deplo
 // diffLive shows what the webhook would change in a live mgr Deployment on
 // its next write (drift since it was completed).
 func (s *session) diffLive(ctx context.Context, ref string) error {
-	if s.output != "" && s.output != "yaml" && s.output != "json" {
-		return usageError{fmt.Errorf("unknown output format %q: yaml or json", s.output)}
-	}
 	d, _, err := s.liveDeployment(ctx, ref)
 	if err != nil {
 		return err
