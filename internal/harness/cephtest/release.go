@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 
 	"github.com/rook-mgr/mgr-webhook/contract"
@@ -29,6 +30,22 @@ func Release() (contract.CephVersion, error) {
 		return contract.CephVersion{}, fmt.Errorf("ceph --version: %q is no version banner", banner)
 	}
 	return contract.ParseCephTag(f[2])
+}
+
+// exampleImage is the Ceph image line of the minimal example.
+var exampleImage = regexp.MustCompile(`(image: quay\.io/ceph/ceph:v)[0-9]+\.[0-9]+\.[0-9]+`)
+
+// AtDaemonRelease names, in a manifest of the minimal example, the release
+// the local daemons run (Release) instead of the example's: the release
+// guard judges another as an upgrade (three majors from Pacific are refused)
+// once the controller has recorded the cluster, a moment a harness cannot
+// time.
+func AtDaemonRelease(manifest []byte) ([]byte, error) {
+	r, err := Release()
+	if err != nil {
+		return nil, err
+	}
+	return exampleImage.ReplaceAll(manifest, []byte("${1}"+r.String())), nil
 }
 
 // Key types, as the first two bytes of an encoded cephx key say.

@@ -30,6 +30,7 @@ import (
 
 	"github.com/rook-mgr/mgr-webhook/bootstrap/mgrstatus"
 	"github.com/rook-mgr/mgr-webhook/contract"
+	"github.com/rook-mgr/mgr-webhook/internal/harness/cephtest"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/localcluster"
 	"github.com/rook-mgr/mgr-webhook/internal/harness/testenv"
 )
@@ -75,7 +76,11 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	// The example names a release the local daemons may not run: the release
 	// guard would judge that as an upgrade once the controller has read the
 	// cluster, so the demo names the daemons' own.
-	if at := testenv.AtDaemonRelease(applied); string(at) != string(applied) {
+	at, err := cephtest.AtDaemonRelease(applied)
+	if err != nil {
+		return err
+	}
+	if string(at) != string(applied) {
 		applied = at
 		fmt.Fprintf(out, "\n==> kubectl apply -f manifests/examples/minimal-mgr.yaml, its image the release the local Ceph daemons run\n%s", indent(string(applied)))
 	} else {
@@ -164,7 +169,9 @@ func failover(ctx context.Context, c *localcluster.Cluster, root string, out io.
 	if err != nil {
 		return err
 	}
-	mb = testenv.AtDaemonRelease(mb)
+	if mb, err = cephtest.AtDaemonRelease(mb); err != nil {
+		return err
+	}
 	fmt.Fprintln(out, "\n==> a second mgr, b (its own ports: locally the daemons share the host), then a failover")
 	res, err := kubectl(mb, "apply", "-f", "-")
 	fmt.Fprint(out, indent(res))

@@ -8,12 +8,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -210,34 +207,4 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-// exampleImage is the Ceph image line of the minimal example.
-var exampleImage = regexp.MustCompile(`(image: quay\.io/ceph/ceph:v)[0-9]+\.[0-9]+\.[0-9]+`)
-
-// daemonRelease is the release of the ceph CLI in PATH (x.y.z), the release
-// the local Ceph daemons run; "" without one.
-var daemonRelease = sync.OnceValue(func() string {
-	out, err := exec.Command("ceph", "--version").Output()
-	if err != nil {
-		return ""
-	}
-	m := regexp.MustCompile(`ceph version ([0-9]+\.[0-9]+\.[0-9]+)`).FindStringSubmatch(string(out))
-	if m == nil {
-		return ""
-	}
-	return m[1]
-})
-
-// AtDaemonRelease names, in a manifest of the minimal example, the Ceph
-// release the local daemons run instead of the example's: the release guard
-// judges another as an upgrade (three majors from Pacific are refused) once
-// the controller has recorded the cluster, a moment a harness cannot time.
-// Without a ceph CLI in PATH the manifest is returned as it is.
-func AtDaemonRelease(manifest []byte) []byte {
-	r := daemonRelease()
-	if r == "" {
-		return manifest
-	}
-	return exampleImage.ReplaceAll(manifest, []byte("${1}"+r))
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -94,9 +93,6 @@ func leader(t *testing.T, timeout time.Duration) int {
 	return lead
 }
 
-// exampleImage is the Ceph image the minimal example names.
-var exampleImage = regexp.MustCompile(`(image: quay\.io/ceph/ceph:v)[0-9]+\.[0-9]+\.[0-9]+`)
-
 func apply(t *testing.T, namespace, id string) error {
 	t.Helper()
 	ports := [2]int32{}
@@ -111,11 +107,9 @@ func apply(t *testing.T, namespace, id string) error {
 	// another, which the release guard judges as an upgrade (refused
 	// across three majors on Pacific) once the controller has recorded
 	// the cluster, a moment that depends on the suite's timing.
-	daemonRelease, err := cephtest.Release()
-	if err != nil {
+	if m, err = cephtest.AtDaemonRelease(m); err != nil {
 		t.Fatal(err)
 	}
-	m = exampleImage.ReplaceAll(m, []byte("${1}"+daemonRelease.String()))
 	cmd := exec.Command(lc.API.Kubectl, "--kubeconfig", lc.API.Kubeconfig, "apply", "-f", "-")
 	cmd.Stdin = strings.NewReader(string(m))
 	if out, err := cmd.CombinedOutput(); err != nil {

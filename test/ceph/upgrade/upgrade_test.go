@@ -656,7 +656,10 @@ func upgrade(t *testing.T, way string, prev, next *release) {
 		}
 		// The daemons' release: the example's is an upgrade to the release
 		// guard once the controller has read the cluster.
-		return testenv.AtDaemonRelease(m)
+		if m, err = cephtest.AtDaemonRelease(m); err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
 	// The user's manifest of mgr a, as a GitOps repository holds it.
 	mgrA := manifest(prev.tree, "a")
